@@ -1,0 +1,78 @@
+// Control groups for one job: limits, membership, usage, kill-all, removal.
+// Two backends behind one interface:
+//  - v2: a pure cgroup2 hierarchy (memory.max, pids.max, cpu.max,
+//    memory.events oom_kill, cgroup.kill). Tested on a fake tree.
+//  - v1 (hybrid): v1 hierarchies for limits and accounting (memory, pids,
+//    cpu, cpuacct, freezer) plus, when mounted, the cgroup2 "unified"
+//    hierarchy for CLONE_INTO_CGROUP, cgroup.kill and cgroup.events.
+// Every job's group lives under one parent named "airlock" in each hierarchy.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace airlock::sandbox {
+
+struct CgroupLimits {
+  uint64_t memory_bytes = 0;  // 0: no limit. Swap is limited to the same total.
+  uint64_t pids = 0;          // 0: no limit
+  double cpus = 0;            // CPU bandwidth in cores (1.5 = 150%); 0: no limit
+};
+
+struct CgroupUsage {
+  uint64_t cpu_ns = 0;             // user+system over all processes, ever
+  uint64_t peak_memory_bytes = 0;  // high-water mark of memory use
+  uint64_t oom_kills = 0;          // processes the OOM killer killed here
+  bool pids_limit_hit = false;     // a fork failed because of pids.max
+};
+
+class Cgroup {
+ public:
+  virtual ~Cgroup() = default;  // implementations kill and remove if remove() was not called
+  virtual const std::string& name() const = 0;
+  // An O_DIRECTORY fd of the cgroup2 directory for CLONE_INTO_CGROUP, or -1.
+  virtual int clone_into_fd() const = 0;
+  // Moves `pid` into every hierarchy this group spans that it is not yet in.
+  virtual Status add_process(pid_t pid) = 0;
+  // Cheap; polled while the job runs to enforce the cpu-time limit.
+  virtual Result<uint64_t> cpu_ns() const = 0;
+  virtual Result<CgroupUsage> usage() const = 0;
+  virtual Result<bool> empty() const = 0;
+  // SIGKILLs every process, including ones that fork during the kill
+  // (cgroup.kill, or freeze / kill / thaw), and waits until the group is
+  // empty or `timeout_ms` passes (then an error).
+  virtual Status kill_all(int timeout_ms = 5000) = 0;
+  // Removes the group from every hierarchy. The group must be empty.
+  virtual Status remove() = 0;
+};
+
+class CgroupBackend {
+ public:
+  virtual ~CgroupBackend() = default;
+  virtual std::string describe() const = 0;  // e.g. "cgroup v2 at /sys/fs/cgroup"
+  virtual Result<std::unique_ptr<Cgroup>> create(const std::string& name,
+                                                 const CgroupLimits& limits) = 0;
+  // An existing group (left by a dead airlock) for the sweep.
+  virtual Result<std::unique_ptr<Cgroup>> open(const std::string& name) = 0;
+  // Names of all job groups under the parent, in any hierarchy.
+  virtual Result<std::vector<std::string>> list() const = 0;
+};
+
+// `root` is the cgroup2 mount (e.g. /sys/fs/cgroup, or a fake tree in tests).
+std::unique_ptr<CgroupBackend> make_cgroup_v2_backend(std::string root,
+                                                      std::string parent = "airlock");
+// `v1_root` holds the per-controller mounts (memory, pids, cpu, cpuacct,
+// freezer); `unified` is the cgroup2 mount beside them, or "" if none.
+std::unique_ptr<CgroupBackend> make_cgroup_v1_backend(std::string v1_root, std::string unified,
+                                                      std::string parent = "airlock");
+// Looks at /proc/self/mountinfo and picks v2 when /sys/fs/cgroup is a
+// cgroup2 mount with memory, pids and cpu controllers available, else v1.
+Result<std::unique_ptr<CgroupBackend>> detect_cgroup_backend(std::string parent = "airlock");
+
+}  // namespace airlock::sandbox

@@ -1,0 +1,37 @@
+// The syscall filter every sandboxed process runs under. Built on the host
+// side (allocates, uses libseccomp) into a plain BPF program; installed in the
+// child with one allocation-free call.
+//
+// Policy: an allowlist for x86-64. Anything not listed fails with EPERM;
+// a call through a foreign ABI (i386 `int 0x80`, x32) kills the process.
+// Argument rules: clone only without namespace flags, clone3 answers ENOSYS
+// (glibc falls back to clone), ioctl never TIOCSTI/TIOCLINUX, socket only for
+// AF_UNIX/AF_INET/AF_INET6 (+ AF_NETLINK/NETLINK_ROUTE for getaddrinfo),
+// personality only PER_LINUX or a query.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace airlock::sandbox {
+
+struct SeccompProgram {
+  std::vector<sock_filter> instructions;
+};
+
+// Builds the default job filter.
+Result<SeccompProgram> build_job_filter();
+
+// Installs `program` on the calling thread (and its future children).
+// Requires no_new_privs to be set. Safe to call after fork in a
+// multi-threaded parent: no allocation, one syscall.
+Status install_filter(const SeccompProgram& program);
+
+// The syscall names the default filter allows, sorted (for docs and tests).
+std::vector<std::string> allowed_syscall_names();
+
+}  // namespace airlock::sandbox

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Install what airlock needs on Debian 12 (bookworm) and build it into build/.
+# Idempotent: installs only missing packages and runs `apt-get update` only then.
+# Run as root.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${repo}/build"
+
+packages=(
+  cmake g++ make pkg-config
+  libseccomp-dev libssl-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  python3 python3-numpy python3-pandas python3-matplotlib
+  bubblewrap util-linux iproute2 procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$p")
+  fi
+done
+
+if (( ${#missing[@]} > 0 )); then
+  if [[ "$(id -u)" -ne 0 ]]; then
+    echo "airlock setup: missing packages (${missing[*]}); run as root" >&2
+    exit 1
+  fi
+  echo "airlock setup: installing ${#missing[@]} packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "airlock setup: all ${#packages[@]} packages present"
+fi
+
+echo "airlock setup: building in ${build}"
+cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)"
+echo "airlock setup: done (${build}/airlock)"

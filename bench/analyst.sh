@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The analyst example (examples/analyst.py) run directly with python3 and through
+# `airlock run`, 10 runs each (or N), alternating. Prints medians and their ratio.
+#   bench/analyst.sh [N]
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+airlock="${repo}/build/airlock"
+examples="${repo}/examples"
+runs="${1:-10}"
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+now_ns() { date +%s%N; }
+
+median() {  # numbers on stdin, one a line -> median
+  sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+direct=()
+sandboxed=()
+for ((i = 0; i < runs; i++)); do
+  out="${tmp}/direct-${i}"
+  mkdir -p "$out"
+  t0="$(now_ns)"
+  AIRLOCK_INPUTS="$examples" AIRLOCK_OUTPUT="$out" python3 "${examples}/analyst.py" >/dev/null
+  t1="$(now_ns)"
+  direct+=("$(((t1 - t0) / 1000))")
+
+  out="${tmp}/airlock-${i}"
+  t0="$(now_ns)"
+  "$airlock" run --record "${tmp}/record-${i}.json" \
+    --input "${examples}/analyst.py" \
+    --input "${examples}/sales_jan.csv" \
+    --input "${examples}/sales_feb.csv" \
+    --output-dir "$out" -- python3 /inputs/analyst.py >/dev/null
+  t1="$(now_ns)"
+  sandboxed+=("$(((t1 - t0) / 1000))")
+  [[ -s "${out}/chart.png" && -s "${out}/summary.csv" ]] || { echo "airlock run $i produced no outputs" >&2; exit 1; }
+done
+
+d="$(printf '%s\n' "${direct[@]}" | median)"
+s="$(printf '%s\n' "${sandboxed[@]}" | median)"
+echo "## Analyst example ($(uname -r), $(nproc) CPUs), ${runs} runs each, alternating"
+echo
+echo "| case | median ms | ratio |"
+echo "|---|---:|---:|"
+awk -v d="$d" -v s="$s" 'BEGIN {
+  printf "| python3 analyst.py (direct) | %.1f | 1.00x |\n", d / 1000
+  printf "| airlock run -- python3 /inputs/analyst.py | %.1f | %.2fx |\n", s / 1000, s / d
+}'

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The analyst example (examples/analyst.py) run directly with python3 and through
+# The analyst example (examples/analyst.py) run directly with /usr/bin/python3 (the
+# interpreter the host image gives the sandbox) and through
 # `airlock run`, 10 runs each (or N), alternating. Prints medians and their ratio.
 #   bench/analyst.sh [N]
 set -euo pipefail
@@ -24,7 +25,7 @@ for ((i = 0; i < runs; i++)); do
   out="${tmp}/direct-${i}"
   mkdir -p "$out"
   t0="$(now_ns)"
-  AIRLOCK_INPUTS="$examples" AIRLOCK_OUTPUT="$out" python3 "${examples}/analyst.py" >/dev/null
+  AIRLOCK_INPUTS="$examples" AIRLOCK_OUTPUT="$out" /usr/bin/python3 "${examples}/analyst.py" >/dev/null
   t1="$(now_ns)"
   direct+=("$(((t1 - t0) / 1000))")
 

@@ -6,8 +6,9 @@
 // a call through a foreign ABI (i386 `int 0x80`, x32) kills the process.
 // Argument rules: clone only without namespace flags, clone3 answers ENOSYS
 // (glibc falls back to clone), ioctl never TIOCSTI/TIOCLINUX, socket only for
-// AF_UNIX/AF_INET/AF_INET6 (+ AF_NETLINK/NETLINK_ROUTE for getaddrinfo),
-// personality only PER_LINUX or a query.
+// AF_UNIX, AF_INET/AF_INET6 stream or datagram (no raw/packet), and
+// AF_NETLINK/NETLINK_ROUTE (for getaddrinfo), personality only PER_LINUX,
+// a query, or the few harmless values Docker allows.
 #pragma once
 
 #include <linux/filter.h>
@@ -28,10 +29,12 @@ Result<SeccompProgram> build_job_filter();
 
 // Installs `program` on the calling thread (and its future children).
 // Requires no_new_privs to be set. Safe to call after fork in a
-// multi-threaded parent: no allocation, one syscall.
+// multi-threaded parent: no allocation (not even on failure), one syscall.
 Status install_filter(const SeccompProgram& program);
 
-// The syscall names the default filter allows, sorted (for docs and tests).
+// The syscall names the default filter lets through, sorted (for docs and
+// tests). Includes the four allowed only under an argument rule (clone, ioctl,
+// personality, socket); excludes clone3, which is answered with ENOSYS.
 std::vector<std::string> allowed_syscall_names();
 
 }  // namespace airlock::sandbox

@@ -31,6 +31,12 @@ Result<pid_t> clone3(clone_args& args) {
   return static_cast<pid_t>(pid);
 }
 
+Result<pid_t> raw_fork() {
+  long pid = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0);
+  if (pid < 0) return fail_errno("fork");
+  return static_cast<pid_t>(pid);
+}
+
 Status pidfd_send_signal(int pidfd, int sig) {
   if (::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) < 0)
     return fail_errno("pidfd_send_signal");

@@ -26,6 +26,10 @@ Result<UniqueFd> open_beneath(int dirfd, const std::string& path, int flags,
 // The child must not return into code that assumes the parent's threads.
 Result<pid_t> clone3(clone_args& args);
 
+// A plain fork through clone(2) (not clone3, which the job filter answers
+// with ENOSYS), without glibc's atfork handlers.
+Result<pid_t> raw_fork();
+
 Status pidfd_send_signal(int pidfd, int sig);
 Result<UniqueFd> pidfd_open(pid_t pid);
 

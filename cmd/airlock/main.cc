@@ -1,0 +1,30 @@
+// airlock: one binary, one thin file per subcommand.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+int run_command(const std::vector<std::string>& args);    // run_command.cc
+int sweep_command(const std::vector<std::string>& args);  // sweep_command.cc
+
+namespace {
+
+const char* const kUsage =
+    "usage: airlock COMMAND [ARGS]\n"
+    "  run [OPTIONS] -- COMMAND [ARG...]   run a command in a fresh sandbox (see airlock run --help)\n"
+    "  sweep                               remove what dead airlock processes left behind\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 125 : 0;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "run") return run_command(args);
+  if (command == "sweep") return sweep_command(args);
+  std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
+  return 125;
+}

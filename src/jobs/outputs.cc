@@ -1,0 +1,48 @@
+#include "jobs/outputs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/unique_fd.h"
+#include "sys/file_io.h"
+
+namespace airlock::jobs {
+namespace {
+
+Status make_dirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos < path.size() && path[pos] != '/') continue;
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) < 0 && errno != EEXIST) return fail_errno("create " + prefix);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<workspace::Collection> collect_job_outputs(int output_mount_fd, const std::string& dest_dir,
+                                                  const workspace::OutputPolicy& policy) {
+  UniqueFd root(::openat(output_mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return fail_errno("open the job's /output");
+  if (::mkdir(dest_dir.c_str(), 0700) < 0) return fail_errno("create " + dest_dir);
+  return workspace::collect_outputs(root.get(), dest_dir, policy);
+}
+
+Status publish_outputs(const std::string& collected_dir,
+                       const std::vector<workspace::ManifestEntry>& outputs,
+                       const std::string& output_dir) {
+  if (auto st = make_dirs(output_dir); !st) return st;
+  for (const auto& e : outputs) {
+    if (!e.accepted) continue;
+    std::string dest = output_dir + "/" + e.name;
+    if (auto slash = dest.rfind('/'); slash != std::string::npos)
+      if (auto st = make_dirs(dest.substr(0, slash)); !st) return st;
+    auto data = sys::read_file(collected_dir + "/" + e.name, e.size + 1);
+    if (!data) return std::unexpected(data.error());
+    if (auto st = sys::write_file_atomic(dest, *data, 0644); !st) return st;
+  }
+  return {};
+}
+
+}  // namespace airlock::jobs

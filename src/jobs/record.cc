@@ -1,0 +1,119 @@
+#include "jobs/record.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+namespace airlock::jobs {
+
+void JobRecord::add_limit(const std::string& name) {
+  if (std::find(limits_hit.begin(), limits_hit.end(), name) == limits_hit.end())
+    limits_hit.push_back(name);
+}
+
+namespace {
+
+nlohmann::json type_list(const workspace::TypeSet& types) {
+  auto out = nlohmann::json::array();
+  for (auto t : types) out.push_back(std::string(workspace::type_name(t)));
+  return out;
+}
+
+nlohmann::json policy_json(const JobPolicy& p) {
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [k, v] : p.env) env[k] = v;
+  return {
+      {"timeout_ms", p.timeout_ms},
+      {"cpu_time_ms", p.cpu_time_ms},
+      {"memory_bytes", p.memory_bytes},
+      {"pids", p.pids},
+      {"cpus", p.cpus},
+      {"network", p.network},
+      {"env", env},
+      {"workspace_bytes", p.workspace_bytes},
+      {"stdout_cap_bytes", p.stdout_cap_bytes},
+      {"inputs",
+       {{"max_file_bytes", p.inputs.max_file_bytes},
+        {"max_total_bytes", p.inputs.max_total_bytes},
+        {"max_count", p.inputs.max_count},
+        {"types", type_list(p.inputs.allowed)}}},
+      {"outputs",
+       {{"max_file_bytes", p.outputs.max_file_bytes},
+        {"max_total_bytes", p.outputs.max_total_bytes},
+        {"max_count", p.outputs.max_count},
+        {"max_depth", p.outputs.max_depth},
+        {"types", type_list(p.outputs.allowed)}}},
+  };
+}
+
+nlohmann::json stream_json(const CapturedStream& s) {
+  return {{"text", s.text}, {"bytes", s.bytes}, {"truncated", s.truncated}};
+}
+
+nlohmann::json optional_int(const std::optional<int>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const JobRecord& r) {
+  auto inputs = nlohmann::json::array();
+  for (const auto& e : r.inputs)
+    inputs.push_back({{"name", e.name}, {"size", e.size}, {"sha256", e.sha256}, {"type", e.type}});
+  auto outputs = nlohmann::json::array();
+  for (const auto& e : r.outputs)
+    outputs.push_back({{"name", e.name},
+                       {"size", e.size},
+                       {"sha256", e.sha256},
+                       {"type", e.type},
+                       {"verdict", e.accepted ? "accepted" : "rejected"},
+                       {"reason", e.reason}});
+  return {
+      {"id", r.id},
+      {"owner", r.owner},
+      {"command", r.command},
+      {"image", {{"name", r.image_name}, {"digest", r.image_digest}}},
+      {"policy", policy_json(r.policy)},
+      {"inputs", inputs},
+      {"outputs", outputs},
+      {"outcome", std::string(outcome_name(r.outcome))},
+      {"reason", r.reason},
+      {"exit_code", optional_int(r.exit_code)},
+      {"signal", optional_int(r.signal)},
+      {"limits_hit", r.limits_hit},
+      {"usage",
+       {{"wall_ms", r.usage.wall_ms},
+        {"cpu_ms", r.usage.cpu_ms},
+        {"peak_memory_bytes", r.usage.peak_memory_bytes}}},
+      {"stdout", stream_json(r.stdout_stream)},
+      {"stderr", stream_json(r.stderr_stream)},
+      {"started_at", r.started_at},
+      {"finished_at", r.finished_at},
+      {"cleanup",
+       {{"ok", r.cleanup.failed.empty()}, {"removed", r.cleanup.removed}, {"failed", r.cleanup.failed}}},
+      {"sandbox",
+       {{"start", r.start_kind},
+        {"uid", r.sandbox_uid},
+        {"host_uid", r.host_uid},
+        {"cgroup", r.cgroup_backend}}},
+  };
+}
+
+std::string record_text(const JobRecord& record) {
+  return to_json(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string now_rfc3339() {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>(ms % 1000));
+  return out;
+}
+
+}  // namespace airlock::jobs

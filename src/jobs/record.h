@@ -1,0 +1,68 @@
+// The job record: one JSON document per job, the same for CLI, API and
+// store (schema in docs/job-record.md). Written once, when the job ends.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "jobs/outcome.h"
+#include "jobs/policy.h"
+#include "workspace/manifest.h"
+
+namespace airlock::jobs {
+
+struct CapturedStream {
+  std::string text;     // at most the cap
+  uint64_t bytes = 0;   // everything the program wrote
+  bool truncated = false;
+};
+
+struct Usage {
+  uint64_t wall_ms = 0;
+  uint64_t cpu_ms = 0;
+  uint64_t peak_memory_bytes = 0;
+};
+
+struct Cleanup {
+  std::vector<std::string> removed;
+  std::vector<std::string> failed;  // "what: why"
+};
+
+struct JobRecord {
+  std::string id;
+  std::string owner;
+  std::vector<std::string> command;
+  std::string image_name;
+  std::string image_digest;
+  JobPolicy policy;
+  std::vector<workspace::ManifestEntry> inputs;
+  std::vector<workspace::ManifestEntry> outputs;
+  Outcome outcome = Outcome::kSandboxError;
+  std::string reason;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::vector<std::string> limits_hit;
+  Usage usage;
+  CapturedStream stdout_stream, stderr_stream;
+  std::string started_at, finished_at;  // RFC 3339, UTC, milliseconds
+  Cleanup cleanup;
+  std::string start_kind = "cold";
+  uint32_t sandbox_uid = 0;
+  uint32_t host_uid = 0;
+  std::string cgroup_backend;
+
+  void add_limit(const std::string& name);  // once each
+};
+
+nlohmann::json to_json(const JobRecord& record);
+// Serialized with invalid UTF-8 replaced, so any program output is safe to store.
+std::string record_text(const JobRecord& record);
+
+// RFC 3339 UTC time with milliseconds, e.g. 2026-11-30T03:00:00.123Z.
+std::string now_rfc3339();
+
+}  // namespace airlock::jobs

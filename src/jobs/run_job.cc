@@ -1,0 +1,264 @@
+#include "jobs/run_job.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+
+#include "jobs/outputs.h"
+#include "jobs/state_dir.h"
+#include "jobs/supervisor.h"
+#include "sandbox/host_image.h"
+#include "sandbox/launcher.h"
+#include "sandbox/tmpfs.h"
+#include "sys/file_io.h"
+
+namespace airlock::jobs {
+namespace {
+
+constexpr uid_t kSandboxUid = 1000;
+constexpr uint64_t kMaxInodes = 65536;
+
+struct Mounts {  // the job's writable filesystems, held by the host
+  UniqueFd output, workspace, tmp, shm;
+};
+
+Result<Mounts> make_mounts(const JobPolicy& p, const sandbox::IdMap& ids) {
+  uid_t job = ids.host_uid_of_job();
+  auto make = [&](mode_t mode, uid_t owner, bool noexec) {
+    return sandbox::make_detached_tmpfs({p.workspace_bytes, kMaxInodes, mode, owner, owner, noexec});
+  };
+  Mounts m;
+  auto output = make(0755, job, true);
+  if (!output) return std::unexpected(output.error());
+  auto workspace = make(0755, job, false);
+  if (!workspace) return std::unexpected(workspace.error());
+  auto tmp = make(01777, ids.host_base, false);
+  if (!tmp) return std::unexpected(tmp.error());
+  auto shm = make(01777, ids.host_base, true);
+  if (!shm) return std::unexpected(shm.error());
+  m.output = std::move(*output);
+  m.workspace = std::move(*workspace);
+  m.tmp = std::move(*tmp);
+  m.shm = std::move(*shm);
+  return m;
+}
+
+std::vector<std::string> exec_candidates(const std::string& program,
+                                         const std::vector<std::string>& env) {
+  if (program.find('/') != std::string::npos) return {program};
+  std::string path;
+  for (const auto& e : env)
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t colon = path.find(':', start);
+    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty() && dir[0] == '/') out.push_back(dir + "/" + program);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+Result<sandbox::SandboxSpec> build_spec(const RunRequest& req, const JobDir& job,
+                                        const Mounts& mounts, JobRecord& rec) {
+  sandbox::SandboxSpec spec;
+  spec.uid = kSandboxUid;
+  spec.gid = kSandboxUid;
+  spec.root_mountpoint = job.sub("root");
+  if (::mkdir(spec.root_mountpoint.c_str(), 0711) < 0) return fail_errno("create " + spec.root_mountpoint);
+  auto image = sandbox::apply_host_image(spec, "");
+  if (!image) return std::unexpected(image.error());
+  rec.image_name = image->name;
+  rec.image_digest = image->digest;
+  spec.binds.push_back({job.sub("inputs"), "inputs", false, false, true});
+  spec.attach = {{mounts.output.get(), "output"},
+                 {mounts.workspace.get(), "workspace"},
+                 {mounts.tmp.get(), "tmp"},
+                 {mounts.shm.get(), "dev/shm"}};
+  const JobPolicy& p = req.policy;
+  rlim_t cpu_s = p.cpu_time_ms ? static_cast<rlim_t>(p.cpu_time_ms / 1000 + 1) : RLIM_INFINITY;
+  spec.rlimits = {{RLIMIT_CORE, 0, 0},
+                  {RLIMIT_NOFILE, 1024, 1024},
+                  {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},
+                  {RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
+  auto filter = sandbox::build_job_filter();
+  if (!filter) return std::unexpected(filter.error());
+  spec.seccomp = std::move(*filter);
+  spec.argv = req.command;
+  spec.env = job_environment(p);
+  spec.exec_candidates = exec_candidates(req.command[0], spec.env);
+  spec.prepare_exec();
+  return spec;
+}
+
+void note_full(int mount_fd, const char* what, JobRecord& rec) {
+  struct statfs fs{};
+  if (::fstatfs(mount_fd, &fs) == 0 && (fs.f_bavail == 0 || fs.f_ffree == 0)) {
+    rec.add_limit("disk");
+    (void)what;
+  }
+}
+
+// Runs the job in a sandbox and fills `rec`. An Error means airlock failed.
+Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& job,
+                      JobRecord& rec, std::unique_ptr<sandbox::Cgroup>& cgroup, Mounts& mounts) {
+  const JobPolicy& p = req.policy;
+  if (::mkdir(job.sub("inputs").c_str(), 0755) < 0) return fail_errno("create the input area");
+  auto admission = workspace::admit_inputs(req.inputs, job.sub("inputs"), p.inputs);
+  if (!admission) return std::unexpected(admission.error());
+  rec.inputs = admission->inputs;
+  if (admission->rejection) {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = *admission->rejection;
+    return {};
+  }
+
+  sandbox::IdMap ids;
+  rec.host_uid = ids.host_uid_of_job();
+  auto group = env.cgroups->create(rec.id, {p.memory_bytes, p.pids, p.cpus});
+  if (!group) return std::unexpected(group.error());
+  cgroup = std::move(*group);
+  auto made = make_mounts(p, ids);
+  if (!made) return std::unexpected(made.error());
+  mounts = std::move(*made);
+  auto spec = build_spec(req, job, mounts, rec);
+  if (!spec) return std::unexpected(spec.error());
+
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) < 0) return fail_errno("create the stdout pipe");
+  UniqueFd out_r(out[0]), out_w(out[1]);
+  if (::pipe2(err, O_CLOEXEC) < 0) return fail_errno("create the stderr pipe");
+  UniqueFd err_r(err[0]), err_w(err[1]);
+
+  auto process = sandbox::launch_sandbox({&*spec, ids, cgroup.get(), std::move(out_w), std::move(err_w)});
+  if (!process) return std::unexpected(process.error());
+  SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
+                       env.echo_stderr, env.cancel_fd};
+  auto run = supervise(*process, *cgroup, std::move(out_r), std::move(err_r), opt);
+  if (!run) return std::unexpected(run.error());
+  if (auto st = process->wait(); !st) return std::unexpected(st.error());
+  if (auto st = cgroup->kill_all(); !st) return st;  // nothing may run while outputs are read
+  rec.cleanup.removed.push_back("processes");
+
+  RunFacts facts;
+  if (run->wait_status) {
+    int ws = *run->wait_status;
+    if (WIFEXITED(ws)) facts.exit_code = WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws)) facts.signal = WTERMSIG(ws);
+  }
+  facts.timed_out = run->timed_out;
+  facts.cpu_exceeded = run->cpu_exceeded;
+  facts.cancelled = run->cancelled;
+  auto usage = cgroup->usage();
+  if (!usage) return std::unexpected(usage.error());
+  facts.oom_kills = usage->oom_kills;
+  rec.usage = {run->wall_ms, usage->cpu_ns / 1'000'000, usage->peak_memory_bytes};
+  if (p.cpu_time_ms && usage->cpu_ns >= p.cpu_time_ms * 1'000'000) facts.cpu_exceeded = !facts.cancelled && !facts.timed_out;
+  rec.stdout_stream = std::move(run->out);
+  rec.stderr_stream = std::move(run->err);
+  if (rec.stdout_stream.truncated) rec.add_limit("stdout");
+  if (rec.stderr_stream.truncated) rec.add_limit("stderr");
+  if (usage->pids_limit_hit) rec.add_limit("pids");
+  if (usage->oom_kills > 0) rec.add_limit("memory");
+  if (facts.timed_out) rec.add_limit("wall_time");
+  if (facts.cpu_exceeded) rec.add_limit("cpu_time");
+  note_full(mounts.workspace.get(), "workspace", rec);
+  note_full(mounts.tmp.get(), "tmp", rec);
+  note_full(mounts.shm.get(), "shm", rec);
+  note_full(mounts.output.get(), "output", rec);
+
+  auto collected = collect_job_outputs(mounts.output.get(), job.sub("outputs"), p.outputs);
+  if (!collected) return std::unexpected(collected.error());
+  rec.outputs = std::move(collected->outputs);
+  for (const auto& l : collected->limits_hit) rec.add_limit(l);
+  facts.outputs_rejected = collected->any_rejected;
+
+  auto decision = decide_outcome(facts, p.timeout_ms, p.cpu_time_ms);
+  rec.outcome = decision.outcome;
+  rec.reason = decision.reason;
+  rec.exit_code = facts.exit_code;
+  rec.signal = facts.signal;
+  if (rec.outcome == Outcome::kSucceeded && !req.output_dir.empty()) {
+    if (auto st = publish_outputs(job.sub("outputs"), rec.outputs, req.output_dir); !st)
+      return fail_with("copy outputs to " + req.output_dir + ": " + st.error().what, st.error().err);
+  }
+  return {};
+}
+
+JobRecord new_record(const RunRequest& req, const RunEnvironment& env) {
+  JobRecord rec;
+  rec.id = new_job_id();
+  rec.owner = env.owner;
+  rec.command = req.command;
+  rec.image_name = req.image;
+  rec.policy = req.policy;
+  rec.started_at = now_rfc3339();
+  rec.sandbox_uid = kSandboxUid;
+  rec.cgroup_backend = env.cgroups ? env.cgroups->describe() : "";
+  return rec;
+}
+
+}  // namespace
+
+std::string record_path(const std::string& state_dir, const std::string& id) {
+  return state_dir + "/records/" + id + ".json";
+}
+
+JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
+  JobRecord rec = new_record(req, env);
+  auto started = std::chrono::steady_clock::now();
+  Status result;
+  std::optional<JobDir> job;
+  std::unique_ptr<sandbox::Cgroup> cgroup;
+  Mounts mounts;
+  if (req.image != "host") {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = "unknown image '" + req.image + "' (available: host)";
+  } else if (auto dir = JobDir::create(env.state_dir, rec.id); !dir) {
+    result = std::unexpected(dir.error());
+  } else {
+    job.emplace(std::move(*dir));
+    result = run_in_sandbox(req, env, *job, rec, cgroup, mounts);
+  }
+  if (!result) {
+    rec.outcome = Outcome::kSandboxError;
+    rec.reason = result.error().message();
+  }
+
+  // Cleanup, in reverse order of creation; each step is recorded.
+  bool had_mounts = mounts.output.valid();
+  mounts = Mounts{};
+  if (had_mounts) rec.cleanup.removed.push_back("mounts");
+  if (cgroup) {
+    auto killed = cgroup->kill_all();
+    auto removed = killed ? cgroup->remove() : killed;
+    if (removed) rec.cleanup.removed.push_back("cgroup");
+    else rec.cleanup.failed.push_back("cgroup: " + removed.error().message());
+  }
+  if (job) {
+    if (auto st = job->remove(); st) rec.cleanup.removed.push_back("staging");
+    else rec.cleanup.failed.push_back("staging: " + st.error().message());
+  }
+  if (rec.usage.wall_ms == 0 && rec.outcome == Outcome::kSandboxError)
+    rec.usage.wall_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  std::chrono::steady_clock::now() - started)
+                                                  .count());
+  rec.finished_at = now_rfc3339();
+  {
+    std::string dir = env.state_dir + "/records";
+    ::mkdir(env.state_dir.c_str(), 0700);
+    ::mkdir(dir.c_str(), 0700);
+    if (auto st = sys::write_file_atomic(record_path(env.state_dir, rec.id), record_text(rec), 0600); !st)
+      rec.cleanup.failed.push_back("store record: " + st.error().message());
+  }
+  return rec;
+}
+
+}  // namespace airlock::jobs

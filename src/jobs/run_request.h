@@ -1,0 +1,34 @@
+// `airlock run` options -> a RunRequest. Pure: no files are touched here, so
+// every error is a clear one-line message about the option.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "jobs/policy.h"
+
+namespace airlock::jobs {
+
+struct RunRequest {
+  std::vector<std::string> command;
+  std::vector<std::string> inputs;  // host paths
+  std::string output_dir;           // empty: outputs are only listed in the record
+  std::string record_path;          // empty: not written besides the state dir
+  bool json = false;
+  std::string image = "host";
+  std::string state_dir;  // empty: $AIRLOCK_STATE_DIR or /var/lib/airlock
+  JobPolicy policy;
+};
+
+// `args` are the words after "run".
+Result<RunRequest> parse_run_args(const std::vector<std::string>& args);
+
+// "512", "64K", "256M", "1G", "1.5G" (binary units) -> bytes.
+Result<uint64_t> parse_size(const std::string& text);
+// "10", "0.5" seconds -> milliseconds.
+Result<uint64_t> parse_seconds(const std::string& text);
+
+extern const char* const kRunUsage;
+
+}  // namespace airlock::jobs

@@ -1,0 +1,128 @@
+#include "jobs/state_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <set>
+
+#include "base/check.h"
+#include "sys/remove_tree.h"
+
+namespace airlock::jobs {
+
+std::string default_state_dir() {
+  const char* env = std::getenv("AIRLOCK_STATE_DIR");
+  return env && *env ? env : "/var/lib/airlock";
+}
+
+std::string new_job_id() {
+  unsigned char bytes[8];
+  AIRLOCK_CHECK(::getrandom(bytes, sizeof(bytes), 0) == sizeof(bytes));
+  static const char* kHex = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id.push_back(kHex[b >> 4]);
+    id.push_back(kHex[b & 15]);
+  }
+  return id;
+}
+
+namespace {
+
+Status make_dir(const std::string& path, mode_t mode) {
+  if (::mkdir(path.c_str(), mode) < 0 && errno != EEXIST) return fail_errno("create " + path);
+  return {};
+}
+
+bool valid_id(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<JobDir> JobDir::create(const std::string& state_dir, const std::string& id) {
+  // The sandbox child (an unprivileged host uid) must traverse to its job's
+  // root and inputs: jobs are 0711 (no listing), records stay private.
+  for (const auto& [d, mode] : {std::pair{state_dir, 0711}, {state_dir + "/jobs", 0711},
+                                {state_dir + "/records", 0700}, {state_dir + "/cache", 0700}})
+    if (auto st = make_dir(d, static_cast<mode_t>(mode)); !st) return std::unexpected(st.error());
+  // Made under a name the sweep ignores, locked, then renamed: the sweep
+  // never sees an unlocked directory of a live job.
+  std::string path = state_dir + "/jobs/" + id;
+  std::string building = state_dir + "/jobs/.new-" + id;
+  if (::mkdir(building.c_str(), 0711) < 0) return fail_errno("create " + building);
+  UniqueFd lock(::open((building + "/lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) < 0 || ::rename(building.c_str(), path.c_str()) < 0) {
+    auto err = fail_errno("create " + path);
+    (void)sys::remove_tree(building);
+    return err;
+  }
+  return JobDir(path, std::move(lock));
+}
+
+JobDir::~JobDir() {
+  if (!removed_ && lock_) (void)remove();
+}
+
+Status JobDir::remove() {
+  removed_ = true;
+  auto st = sys::remove_tree(path_);
+  lock_.reset();
+  return st;
+}
+
+SweepReport sweep(const std::string& state_dir, sandbox::CgroupBackend& cgroups) {
+  SweepReport report;
+  std::set<std::string> live;
+  std::string jobs = state_dir + "/jobs";
+  if (DIR* dir = ::opendir(jobs.c_str())) {
+    std::vector<std::string> ids;
+    while (dirent* e = ::readdir(dir))
+      if (valid_id(e->d_name)) ids.push_back(e->d_name);
+    ::closedir(dir);
+    for (const auto& id : ids) {
+      std::string path = jobs + "/" + id;
+      UniqueFd lock(::open((path + "/lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+      if (lock && ::flock(lock.get(), LOCK_EX | LOCK_NB) < 0) {
+        live.insert(id);  // a running airlock holds it
+        continue;
+      }
+      if (!lock && errno != ENOENT) {
+        live.insert(id);  // cannot tell: leave it alone
+        continue;
+      }
+      if (auto cg = cgroups.open(id); cg) {
+        if (auto st = (*cg)->kill_all(); !st) report.failed.push_back(id + ": " + st.error().message());
+        if (auto st = (*cg)->remove(); !st) report.failed.push_back(id + ": " + st.error().message());
+      }
+      if (auto st = sys::remove_tree(path); !st) report.failed.push_back(id + ": " + st.error().message());
+      report.swept.push_back(id);
+    }
+  }
+  // Cgroups of jobs whose directory is gone (the job dir is created first and
+  // removed last, so such a group has no live owner).
+  if (auto names = cgroups.list(); names) {
+    for (const auto& name : *names) {
+      if (live.count(name) || !valid_id(name)) continue;
+      struct stat st{};
+      if (::stat((jobs + "/" + name).c_str(), &st) == 0) continue;  // created since we listed
+      if (auto cg = cgroups.open(name); cg) {
+        (void)(*cg)->kill_all();
+        if (auto s = (*cg)->remove(); !s) report.failed.push_back(name + ": " + s.error().message());
+        else report.swept.push_back(name);
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace airlock::jobs

@@ -1,0 +1,123 @@
+#include "jobs/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "sys/file_io.h"
+
+namespace airlock::jobs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kTickMs = 10;                 // cpu-time checks
+constexpr int kDrainAfterExitMs = 2000;     // streams held open by nobody should close at once
+
+uint64_t ms_since(Clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+}
+
+// Reads what is available; returns false at EOF.
+bool pump(int fd, CapturedStream& stream, uint64_t cap, int echo) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno == EAGAIN;  // other errors end the stream
+    if (n == 0) return false;
+    stream.bytes += static_cast<uint64_t>(n);
+    size_t room = stream.text.size() < cap ? cap - stream.text.size() : 0;
+    size_t keep = std::min(room, static_cast<size_t>(n));
+    if (keep < static_cast<size_t>(n)) stream.truncated = true;
+    if (keep > 0) {
+      stream.text.append(buf, keep);
+      if (echo >= 0) (void)sys::write_all(echo, std::string_view(buf, keep));
+    }
+    if (static_cast<size_t>(n) < sizeof(buf)) return true;
+  }
+}
+
+}  // namespace
+
+Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgroup& cgroup,
+                                  UniqueFd stdout_r, UniqueFd stderr_r,
+                                  const SuperviseOptions& opt) {
+  SuperviseResult result;
+  auto start = Clock::now();
+  for (int fd : {stdout_r.get(), stderr_r.get()})
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  UniqueFd tick(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!tick) return fail_errno("create a timer");
+  itimerspec every{{0, kTickMs * 1'000'000}, {0, kTickMs * 1'000'000}};
+  if (::timerfd_settime(tick.get(), 0, &every, nullptr) < 0) return fail_errno("arm a timer");
+
+  bool init_done = false;  // the sync socket closed: init exited
+  bool ending = false;     // airlock is ending the job
+  std::optional<Clock::time_point> init_exit_at;
+  auto end_job = [&]() -> Status {
+    if (ending) return {};
+    ending = true;
+    if (auto st = cgroup.kill_all(); !st) return st;
+    return process.kill();
+  };
+
+  while (stdout_r || stderr_r || !init_done) {
+    pollfd fds[5] = {{stdout_r.get(), POLLIN, 0},   {stderr_r.get(), POLLIN, 0},
+                     {init_done ? -1 : process.sync_fd(), POLLIN, 0},
+                     {tick.get(), POLLIN, 0},     {ending ? -1 : opt.cancel_fd, POLLIN, 0}};
+    if (::poll(fds, 5, -1) < 0) {
+      if (errno == EINTR) continue;
+      return fail_errno("poll the job");
+    }
+    if (fds[0].revents && !pump(stdout_r.get(), result.out, opt.stream_cap, opt.echo_stdout))
+      stdout_r.reset();
+    if (fds[1].revents && !pump(stderr_r.get(), result.err, opt.stream_cap, opt.echo_stderr))
+      stderr_r.reset();
+    if (fds[2].revents) {
+      auto msg = process.read_message();
+      if (!msg) return std::unexpected(msg.error());
+      if (!msg->has_value()) {
+        init_done = true;
+        init_exit_at = Clock::now();
+        result.wall_ms = ms_since(start);
+        // Whatever the payload left behind (daemons) dies with the job.
+        if (auto st = cgroup.kill_all(); !st) return std::unexpected(st.error());
+      } else if ((*msg)->kind == sandbox::MsgKind::kExited) {
+        result.wait_status = (*msg)->value;
+      }
+    }
+    if (fds[3].revents) {
+      uint64_t expirations;
+      (void)!::read(tick.get(), &expirations, sizeof(expirations));
+      if (!ending && !init_done) {
+        if (ms_since(start) >= opt.timeout_ms) {
+          result.timed_out = true;
+          if (auto st = end_job(); !st) return std::unexpected(st.error());
+        } else if (opt.cpu_time_ms > 0) {
+          auto cpu = cgroup.cpu_ns();
+          if (cpu && *cpu >= opt.cpu_time_ms * 1'000'000) {
+            result.cpu_exceeded = true;
+            if (auto st = end_job(); !st) return std::unexpected(st.error());
+          }
+        }
+      }
+      // A stream still open long after every process died: nobody can write it.
+      if (init_exit_at && Clock::now() - *init_exit_at > std::chrono::milliseconds(kDrainAfterExitMs)) {
+        stdout_r.reset();
+        stderr_r.reset();
+      }
+    }
+    if (fds[4].revents && !ending && !init_done) {
+      result.cancelled = true;
+      if (auto st = end_job(); !st) return std::unexpected(st.error());
+    }
+  }
+  if (result.wall_ms == 0) result.wall_ms = ms_since(start);
+  return result;
+}
+
+}  // namespace airlock::jobs

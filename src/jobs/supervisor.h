@@ -1,0 +1,42 @@
+// Watches a running sandbox: drains stdout and stderr together (capped, with
+// optional live echo), enforces the wall-clock and cpu-time limits, cancels
+// on request, and learns how the payload ended.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "jobs/record.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/launcher.h"
+
+namespace airlock::jobs {
+
+struct SuperviseOptions {
+  uint64_t timeout_ms = 0;
+  uint64_t cpu_time_ms = 0;  // 0: not enforced here
+  uint64_t stream_cap = 1 << 20;
+  int echo_stdout = -1;  // fd to copy the program's stdout to live, or -1
+  int echo_stderr = -1;
+  int cancel_fd = -1;    // readable (e.g. a signalfd) when the job must be cancelled, or -1
+};
+
+struct SuperviseResult {
+  std::optional<int> wait_status;  // the payload's, when init reported it
+  bool timed_out = false;
+  bool cpu_exceeded = false;
+  bool cancelled = false;
+  uint64_t wall_ms = 0;
+  CapturedStream out, err;
+};
+
+// Returns when init has exited and both streams are closed. Every process of
+// the job is dead by then only if the caller also kills the cgroup; this
+// function kills it itself when a limit or cancellation ends the job.
+Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgroup& cgroup,
+                                  UniqueFd stdout_r, UniqueFd stderr_r,
+                                  const SuperviseOptions& options);
+
+}  // namespace airlock::jobs

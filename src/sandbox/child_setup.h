@@ -1,0 +1,37 @@
+// Child side: the smaller containment steps (identity, hostname, network,
+// cgroup namespace, limits, file descriptors, parent death).
+#pragma once
+
+#include <vector>
+
+#include "sandbox/child_step.h"
+#include "sandbox/spec.h"
+
+namespace airlock::sandbox {
+
+struct ChildFds {
+  int sync = -1;    // SOCK_SEQPACKET to the host
+  int stdout_w = -1;
+  int stderr_w = -1;
+};
+
+Step wait_for_go(int sync_fd);
+Step become_namespace_root();  // uid/gid 0 inside the new user namespace, no groups
+Step set_hostname(const std::string& name);
+Step bring_up_loopback();
+Step enter_cgroup_namespace();
+Step set_rlimits(const std::vector<Rlimit>& limits);
+// 0 = /dev/null, 1/2 = the output pipes, kSyncFd = sync; every other fd
+// closed. Updates `fds` to the new numbers.
+Step arrange_fds(ChildFds& fds);
+// Empty bounding set, locked securebits, setresgid/setresuid, no capabilities
+// in any set, no_new_privs.
+Step drop_privileges(uid_t uid, gid_t gid);
+// SIGKILL when the host process dies; fails if it already has.
+Step die_with_host();
+Step install_seccomp(const SeccompProgram& program);
+
+// Reports a failed step to the host and exits. Never returns.
+[[noreturn]] void report_and_exit(int sync_fd, const StepError& error);
+
+}  // namespace airlock::sandbox

@@ -1,0 +1,19 @@
+# case: host-environment
+# why: the code sees exactly the documented minimal environment plus --env, nothing of the host
+# args: --env HOSTILE_PROBE=42
+# expect-outcome: succeeded
+# expect-stdout: BLOCKED env is exactly the minimal set
+import os
+want = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/workspace", "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8", "USER": "sandbox", "MPLBACKEND": "Agg", "HOSTILE_PROBE": "42"}
+got = dict(os.environ)
+extra = sorted(set(got) - set(want))
+missing = sorted(set(want) - set(got))
+wrong = sorted(k for k in want if k in got and got[k] != want[k])
+print("keys:", sorted(got))
+if extra:
+    print("ESCAPED extra variables:", extra)
+elif missing or wrong:
+    print("WRONG missing:", missing, "different:", [(k, got[k]) for k in wrong])
+else:
+    print("BLOCKED env is exactly the minimal set")

@@ -1,0 +1,14 @@
+# case: life-daemon-holds-stdout
+# why: a daemon that keeps stdout/stderr open must not keep the job alive after its main process exits
+# args: --timeout 20
+# expect-outcome: succeeded
+# expect-stdout: MAIN exiting
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(300)  # holds the inherited stdout and stderr pipes
+        os._exit(0)
+    os._exit(0)
+time.sleep(0.2)
+print("MAIN exiting, daemon keeps stdout open", flush=True)

@@ -1,0 +1,588 @@
+// The hostile containment suite: every file in tests/hostile/cases is one
+// attack with its expected verdict (see tests/hostile/README.md). Each case is
+// run through `airlock run --json`; the job record is checked against the
+// case's header, then the host is checked for anything the job left behind.
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kCasesDir = fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/cases";
+const fs::path kDataDir = fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/data";
+constexpr int kAirlockDeadlineSeconds = 150;  // far above any case's own --timeout
+constexpr uid_t kCanaryUid = 1000;            // a host uid the sandbox must not reach
+
+// ---------------------------------------------------------------- cases
+
+struct Case {
+  std::string file;  // e.g. read_etc_shadow.py
+  std::string test_name;
+  std::map<std::string, std::vector<std::string>> header;
+
+  std::vector<std::string> all(const std::string& key) const {
+    auto it = header.find(key);
+    return it == header.end() ? std::vector<std::string>{} : it->second;
+  }
+  std::optional<std::string> one(const std::string& key) const {
+    auto values = all(key);
+    if (values.empty()) return std::nullopt;
+    return values.back();
+  }
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.file; }
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+std::vector<std::string> split_alternatives(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t bar = s.find('|', start);
+    out.push_back(s.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  return out;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Header: the leading comment lines; "# key: value" (key of [a-z-]), other
+// comment lines are prose. A "#!" line is skipped.
+Case parse_case(const fs::path& path) {
+  Case c;
+  c.file = path.filename().string();
+  std::string stem = path.stem().string();
+  for (char ch : stem) c.test_name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#!", 0) == 0) continue;
+    if (line.empty() || line[0] != '#') break;
+    std::string body = line.substr(1);
+    if (!body.empty() && body[0] == ' ') body.erase(0, 1);
+    size_t colon = body.find(": ");
+    if (colon == std::string::npos || colon == 0) continue;
+    std::string key = body.substr(0, colon);
+    if (!std::all_of(key.begin(), key.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || ch == '-'; }))
+      continue;
+    std::string value = body.substr(colon + 2);
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
+    c.header[key].push_back(value);
+  }
+  return c;
+}
+
+std::vector<Case> load_cases() {
+  std::vector<Case> cases;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(kCasesDir, ec)) {
+    auto ext = entry.path().extension();
+    if (entry.is_regular_file() && (ext == ".py" || ext == ".sh")) cases.push_back(parse_case(entry.path()));
+  }
+  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.file < b.file; });
+  return cases;
+}
+
+// ---------------------------------------------------------------- setup
+
+std::string random_hex(size_t bytes) {
+  std::random_device rd;
+  std::string out;
+  const char* digits = "0123456789abcdef";
+  for (size_t i = 0; i < bytes; ++i) {
+    unsigned v = rd() & 0xff;
+    out += digits[v >> 4];
+    out += digits[v & 15];
+  }
+  return out;
+}
+
+// What the runner prepares on the host for one case; undone in the destructor.
+struct HostSetup {
+  std::vector<std::pair<std::string, int>> listeners;  // label, listening fd
+  std::vector<std::string> env;                        // NAME=VALUE for --env
+  pid_t canary = -1;
+
+  HostSetup() = default;
+  HostSetup(const HostSetup&) = delete;
+  HostSetup& operator=(const HostSetup&) = delete;
+  ~HostSetup() {
+    for (auto& [label, fd] : listeners) close(fd);
+    if (canary > 0) {
+      kill(canary, SIGKILL);
+      waitpid(canary, nullptr, 0);
+    }
+  }
+
+  void tcp_listener() {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    listeners.emplace_back("tcp 127.0.0.1", fd);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << strerror(errno);
+    ASSERT_EQ(listen(fd, 16), 0) << strerror(errno);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    env.push_back("HOSTILE_TCP_PORT=" + std::to_string(ntohs(a.sin_port)));
+
+    int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd6 < 0) return;  // no IPv6 on this host: the v6 probe falls back to the v4 port
+    sockaddr_in6 a6{};
+    a6.sin6_family = AF_INET6;
+    a6.sin6_addr = in6addr_loopback;
+    socklen_t len6 = sizeof a6;
+    if (bind(fd6, reinterpret_cast<sockaddr*>(&a6), sizeof a6) != 0 || listen(fd6, 16) != 0 ||
+        getsockname(fd6, reinterpret_cast<sockaddr*>(&a6), &len6) != 0) {
+      close(fd6);
+      return;
+    }
+    listeners.emplace_back("tcp [::1]", fd6);
+    env.push_back("HOSTILE_TCP6_PORT=" + std::to_string(ntohs(a6.sin6_port)));
+  }
+
+  void abstract_socket() {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    listeners.emplace_back("abstract unix", fd);
+    std::string name = "airlock-hostile-" + random_hex(8);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path + 1, name.data(), name.size());  // sun_path[0] == 0: abstract
+    socklen_t len = offsetof(sockaddr_un, sun_path) + 1 + name.size();
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), len), 0) << strerror(errno);
+    ASSERT_EQ(listen(fd, 16), 0) << strerror(errno);
+    env.push_back("HOSTILE_ABSTRACT=" + name);
+  }
+
+  // A host process of another unprivileged uid that kill(-1) inside the
+  // sandbox must not reach.
+  void start_canary() {
+    canary = fork();
+    ASSERT_GE(canary, 0) << strerror(errno);
+    if (canary == 0) {
+      if (setgroups(0, nullptr) != 0 || setresgid(kCanaryUid, kCanaryUid, kCanaryUid) != 0 ||
+          setresuid(kCanaryUid, kCanaryUid, kCanaryUid) != 0)
+        _exit(120);
+      execl("/bin/sleep", "sleep", "600", static_cast<char*>(nullptr));
+      _exit(121);
+    }
+  }
+
+  // Listeners must have no pending connection: nothing reached the host.
+  void expect_untouched(const std::string& context) {
+    for (auto& [label, fd] : listeners) {
+      int c = accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c >= 0) {
+        close(c);
+        ADD_FAILURE() << "the host's " << label << " listener received a connection from the sandbox\n" << context;
+      } else {
+        EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK) << label << " accept: " << strerror(errno);
+      }
+    }
+    if (canary > 0) {
+      int status = 0;
+      pid_t r = waitpid(canary, &status, WNOHANG);
+      EXPECT_EQ(r, 0) << "the host canary (uid " << kCanaryUid << ") died: status " << status
+                      << " (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")\n"
+                      << context;
+      if (r != 0) canary = -1;
+    }
+  }
+};
+
+// ---------------------------------------------------------------- running
+
+struct RunResult {
+  int wait_status = 0;
+  std::string out;  // airlock's stdout: the record
+  std::string err;  // airlock's own stderr
+  bool killed_at_deadline = false;
+};
+
+RunResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+  RunResult res;
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    res.err = std::string("pipe: ") + strerror(errno);
+    res.wait_status = -1;
+    return res;
+  }
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  for (const auto& e : extra_env) env_strings.push_back(e);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid < 0) {
+    res.err = std::string("fork: ") + strerror(errno);
+    res.wait_status = -1;
+    return res;
+  }
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_pipe[1], 1) < 0 || dup2(err_pipe[1], 2) < 0) _exit(127);
+    setpgid(0, 0);
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kAirlockDeadlineSeconds);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&res.out, &res.err};
+  int open_count = 2;
+  char buf[65536];
+  while (open_count > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      res.killed_at_deadline = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    int n = poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t r = read(fds[i].fd, buf, sizeof buf);
+      if (r > 0) {
+        sinks[i]->append(buf, static_cast<size_t>(r));
+      } else if (r == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_count;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  waitpid(pid, &res.wait_status, 0);
+  return res;
+}
+
+std::string excerpt(const std::string& s, size_t max = 1500) {
+  if (s.size() <= max) return s;
+  return s.substr(0, max) + "\n...[" + std::to_string(s.size() - max) + " more bytes]";
+}
+
+std::string text_of(const json& record, const char* stream) {
+  if (!record.contains(stream) || !record[stream].is_object()) return "";
+  const json& t = record[stream].value("text", json());
+  return t.is_string() ? t.get<std::string>() : "";
+}
+
+std::string describe(const json& record, const RunResult& run) {
+  std::ostringstream d;
+  d << "  record: outcome=" << record.value("outcome", json()).dump() << " reason=" << record.value("reason", json()).dump()
+    << " exit_code=" << record.value("exit_code", json()).dump() << " signal=" << record.value("signal", json()).dump()
+    << " limits_hit=" << record.value("limits_hit", json()).dump() << "\n";
+  if (record.contains("outputs")) {
+    std::string outs = record["outputs"].dump();
+    d << "  outputs: " << excerpt(outs, 800) << "\n";
+  }
+  d << "  stdout.text: " << excerpt(text_of(record, "stdout")) << "\n";
+  d << "  stderr.text: " << excerpt(text_of(record, "stderr")) << "\n";
+  if (!run.err.empty()) d << "  airlock's stderr: " << excerpt(run.err, 800) << "\n";
+  return d.str();
+}
+
+// The exit status the contract (docs/job-record.md) gives each outcome.
+std::optional<int> expected_exit_status(const json& record) {
+  std::string outcome = record.value("outcome", "");
+  static const std::map<std::string, int> fixed = {
+      {"input_rejected", 120}, {"output_rejected", 121}, {"memory_limit", 122}, {"cpu_limit", 123},
+      {"timed_out", 124},      {"sandbox_error", 125},   {"cancelled", 130}};
+  if (auto it = fixed.find(outcome); it != fixed.end()) return it->second;
+  if (outcome == "succeeded") return 0;
+  if (outcome == "failed") {
+    if (record.contains("signal") && record["signal"].is_number_integer()) return 128 + record["signal"].get<int>();
+    if (record.contains("exit_code") && record["exit_code"].is_number_integer()) return record["exit_code"].get<int>();
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- leftovers
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Leftover {
+  pid_t pid;
+  std::string name, cgroup;
+};
+
+// Processes of `host_uid` that are not in another job's cgroup.
+std::vector<Leftover> processes_of(uid_t host_uid, const std::string& job_id) {
+  std::vector<Leftover> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    std::string pid_str = entry.path().filename().string();
+    if (pid_str.empty() || !std::all_of(pid_str.begin(), pid_str.end(), ::isdigit)) continue;
+    std::string status = read_file(entry.path() / "status");
+    std::string name;
+    bool match = false;
+    std::istringstream lines(status);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("Name:", 0) == 0) name = line.substr(5);
+      if (line.rfind("Uid:", 0) == 0) {
+        std::istringstream ids(line.substr(4));
+        for (long id; ids >> id;) match |= static_cast<uid_t>(id) == host_uid;
+      }
+    }
+    if (!match) continue;
+    std::string cgroup = read_file(entry.path() / "cgroup");
+    // Another live job's process (same host uid, its own airlock/<id> group): not ours.
+    bool other_job = cgroup.find("/airlock/") != std::string::npos &&
+                     (job_id.empty() || cgroup.find(job_id) == std::string::npos);
+    if (other_job) continue;
+    found.push_back({static_cast<pid_t>(std::stol(pid_str)), name, cgroup});
+  }
+  return found;
+}
+
+std::vector<std::string> airlock_mounts() {
+  std::vector<std::string> out;
+  std::istringstream in(read_file("/proc/self/mountinfo"));
+  for (std::string line; std::getline(in, line);)
+    if (line.find("airlock") != std::string::npos) out.push_back(line);
+  return out;
+}
+
+void expect_nothing_left(const json& record, const std::vector<std::string>& mounts_before, const std::string& context) {
+  std::string id = record.value("id", "");
+  EXPECT_FALSE(id.empty()) << "record has no id\n" << context;
+  uid_t host_uid = 3000001;
+  if (record.contains("sandbox") && record["sandbox"].contains("host_uid") &&
+      record["sandbox"]["host_uid"].is_number_unsigned()) {
+    host_uid = record["sandbox"]["host_uid"].get<uid_t>();
+  } else {
+    ADD_FAILURE() << "record has no sandbox.host_uid; checking 3000001\n" << context;
+  }
+  EXPECT_NE(host_uid, 0u) << "the sandbox is mapped to host root";
+
+  // Processes: give exiting ones (zombies being reaped) a moment.
+  std::vector<Leftover> left;
+  for (int i = 0; i < 10; ++i) {
+    left = processes_of(host_uid, id);
+    if (left.empty()) break;
+    usleep(50 * 1000);
+  }
+  if (!left.empty()) {
+    std::ostringstream msg;
+    for (const auto& p : left) msg << "  pid " << p.pid << " " << p.name << " cgroups: " << p.cgroup.substr(0, 300) << "\n";
+    ADD_FAILURE() << left.size() << " process(es) of host uid " << host_uid << " outlived the job:\n" << msg.str() << context;
+    for (const auto& p : left) kill(p.pid, SIGKILL);  // clean up what the engine left
+  }
+
+  // Mounts.
+  std::set<std::string> before(mounts_before.begin(), mounts_before.end());
+  for (const auto& m : airlock_mounts()) {
+    if (!id.empty() && m.find(id) != std::string::npos) {
+      ADD_FAILURE() << "mount of job " << id << " outlived it: " << m << "\n" << context;
+    } else if (!before.count(m)) {
+      ADD_FAILURE() << "an airlock mount appeared during the job and is still there: " << m << "\n" << context;
+    }
+  }
+
+  // Cgroups: the job's group (named after the record id) is gone in every hierarchy.
+  if (!id.empty()) {
+    std::error_code ec;
+    for (const auto& h : fs::directory_iterator("/sys/fs/cgroup", ec)) {
+      fs::path group = h.path() / "airlock" / id;
+      EXPECT_FALSE(fs::exists(group, ec)) << "cgroup " << group << " outlived the job\n" << context;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- checks
+
+json run_and_check(const Case& c) {
+  HostSetup setup;
+  for (const auto& s : c.all("setup")) {
+    if (s == "tcp-listener")
+      setup.tcp_listener();
+    else if (s == "abstract-socket")
+      setup.abstract_socket();
+    else if (s == "canary")
+      setup.start_canary();
+    else
+      ADD_FAILURE() << c.file << ": unknown setup '" << s << "'";
+  }
+  if (testing::Test::HasFatalFailure()) return json();
+
+  std::vector<std::string> argv = {AIRLOCK_BINARY, "run", "--json", "--input", (kCasesDir / c.file).string()};
+  for (const auto& in : c.all("input")) {
+    argv.push_back("--input");
+    argv.push_back((kDataDir / in).string());
+  }
+  for (const auto& a : c.all("args"))
+    for (const auto& w : split_words(a)) argv.push_back(w);
+  for (const auto& e : setup.env) {
+    argv.push_back("--env");
+    argv.push_back(e);
+  }
+  argv.push_back("--");
+  if (auto cmd = c.one("command")) {
+    for (const auto& w : split_words(*cmd)) argv.push_back(w);
+  } else {
+    argv.push_back(fs::path(c.file).extension() == ".sh" ? "sh" : "python3");
+    argv.push_back("/inputs/" + c.file);
+  }
+
+  // A secret in airlock's own environment: must reach neither the code nor the record.
+  std::string secret = "hostile-secret-" + random_hex(12);
+  auto mounts_before = airlock_mounts();
+  RunResult run = run_process(argv, {"AIRLOCK_HOSTILE_SECRET=" + secret});
+
+  std::string cmdline;
+  for (const auto& a : argv) cmdline += a + " ";
+  EXPECT_FALSE(run.killed_at_deadline) << "airlock still running after " << kAirlockDeadlineSeconds
+                                       << " s; killed\n  " << cmdline;
+  json record = json::parse(run.out, nullptr, /*allow_exceptions=*/false);
+  if (record.is_discarded() || !record.is_object()) {
+    ADD_FAILURE() << c.file << ": airlock did not print a JSON record (wait status " << run.wait_status << ")\n  "
+                  << cmdline << "\n  stdout: " << excerpt(run.out) << "\n  stderr: " << excerpt(run.err);
+    return json();
+  }
+  std::string context = c.file + "\n" + describe(record, run);
+  std::string dump = record.dump();
+  std::string out_text = text_of(record, "stdout"), err_text = text_of(record, "stderr");
+
+  // Exit status as the contract maps the outcome.
+  if (auto want = expected_exit_status(record)) {
+    EXPECT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == *want)
+        << "airlock's exit status " << (WIFEXITED(run.wait_status) ? WEXITSTATUS(run.wait_status) : -1)
+        << " does not match the outcome (want " << *want << ")\n" << context;
+  }
+
+  if (auto want = c.one("expect-outcome")) {
+    EXPECT_EQ(record.value("outcome", ""), *want) << "outcome\n" << context;
+  }
+  for (const auto& want : c.all("expect-stdout")) {
+    auto alts = split_alternatives(want);
+    EXPECT_TRUE(std::any_of(alts.begin(), alts.end(), [&](const std::string& a) { return out_text.find(a) != std::string::npos; }))
+        << "stdout lacks '" << want << "'\n" << context;
+  }
+  for (const auto& want : c.all("expect-stderr")) {
+    auto alts = split_alternatives(want);
+    EXPECT_TRUE(std::any_of(alts.begin(), alts.end(), [&](const std::string& a) { return err_text.find(a) != std::string::npos; }))
+        << "stderr lacks '" << want << "'\n" << context;
+  }
+  for (const auto& want : c.all("expect-limit")) {
+    bool hit = record.contains("limits_hit") && record["limits_hit"].is_array() &&
+               std::find(record["limits_hit"].begin(), record["limits_hit"].end(), json(want)) != record["limits_hit"].end();
+    EXPECT_TRUE(hit) << "limits_hit lacks '" << want << "'\n" << context;
+  }
+  if (auto want = c.one("expect-signal")) {
+    EXPECT_EQ(record.value("signal", json()), json(std::stoi(*want))) << "signal\n" << context;
+  }
+  if (auto want = c.one("expect-exit")) {
+    EXPECT_EQ(record.value("exit_code", json()), json(std::stoi(*want))) << "exit_code\n" << context;
+  }
+  for (const auto& stream : c.all("expect-truncated")) {
+    bool truncated = record.contains(stream) && record[stream].is_object() && record[stream].value("truncated", false);
+    EXPECT_TRUE(truncated) << stream << ".truncated is not true\n" << context;
+  }
+  for (const auto& want : c.all("expect-output")) {
+    size_t at = want.find(" rejected ");
+    if (at == std::string::npos) {
+      ADD_FAILURE() << c.file << ": expect-output needs '<name> rejected <reason>'";
+      continue;
+    }
+    std::string name = want.substr(0, at), reason = lower(want.substr(at + 10));
+    bool found = false;
+    if (record.contains("outputs") && record["outputs"].is_array())
+      for (const auto& o : record["outputs"])
+        found |= o.is_object() && o.value("name", "").find(name) != std::string::npos &&
+                 o.value("verdict", "") == "rejected" && lower(o.value("reason", "")).find(reason) != std::string::npos;
+    EXPECT_TRUE(found) << "no output '" << name << "' rejected for '" << reason << "'\n" << context;
+  }
+  for (const auto& forbidden : c.all("forbid-record"))
+    EXPECT_EQ(dump.find(forbidden), std::string::npos) << "the record contains '" << forbidden << "'\n" << context;
+
+  // Always: nothing of the host's environment in the record; the job cleaned up.
+  EXPECT_EQ(dump.find(secret), std::string::npos) << "airlock's own environment leaked into the record\n" << context;
+  if (c.one("expect-outcome") != "sandbox_error") {
+    EXPECT_NE(record.value("outcome", ""), "sandbox_error") << context;
+  }
+  if (record.contains("cleanup") && record["cleanup"].is_object()) {
+    EXPECT_EQ(record["cleanup"].value("ok", false), true) << "cleanup " << record["cleanup"].dump() << "\n" << context;
+  } else {
+    ADD_FAILURE() << "record has no cleanup\n" << context;
+  }
+  setup.expect_untouched(context);
+  expect_nothing_left(record, mounts_before, context);
+  return record;
+}
+
+class HostileTest : public testing::TestWithParam<Case> {};
+
+TEST_P(HostileTest, Contained) {
+  const Case& c = GetParam();
+  ASSERT_TRUE(c.one("case").has_value()) << c.file << ": no '# case:' header";
+  ASSERT_TRUE(c.one("expect-outcome").has_value()) << c.file << ": no '# expect-outcome:' header";
+  // "# after: other_case.py": run that case first (with its own checks), then this one.
+  for (const auto& before : c.all("after")) {
+    SCOPED_TRACE("prerequisite " + before);
+    ASSERT_TRUE(fs::exists(kCasesDir / before)) << before;
+    run_and_check(parse_case(kCasesDir / before));
+    ASSERT_FALSE(HasFailure()) << "prerequisite " << before << " failed";
+  }
+  run_and_check(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, HostileTest, testing::ValuesIn(load_cases()),
+                         [](const testing::TestParamInfo<Case>& info) { return info.param.test_name; });
+
+}  // namespace

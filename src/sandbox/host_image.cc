@@ -16,7 +16,8 @@ constexpr const char* kPackageList = "/var/lib/dpkg/status";
 
 // Public files from the host's /etc that programs need (dynamic loader,
 // alternatives links, Python and matplotlib defaults, MIME types, CA certs).
-constexpr std::array<const char*, 10> kEtcImports = {
+constexpr std::array<const char*, 11> kEtcImports = {
+    "fonts",
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "matplotlibrc",
     "python3",     "python3.11", "mime.types",   "ssl/certs",    "ca-certificates.conf"};
 

@@ -55,6 +55,14 @@ Result<JobDir> JobDir::create(const std::string& state_dir, const std::string& i
   for (const auto& [d, mode] : {std::pair{state_dir, 0711}, {state_dir + "/jobs", 0711},
                                 {state_dir + "/records", 0700}, {state_dir + "/cache", 0700}})
     if (auto st = make_dir(d, static_cast<mode_t>(mode)); !st) return std::unexpected(st.error());
+  for (const auto& d : {state_dir, state_dir + "/jobs"}) {
+    struct stat st{};
+    if (::stat(d.c_str(), &st) < 0) return fail_errno("stat " + d);
+    if (!(st.st_mode & S_IXOTH))
+      return fail("the state directory " + d +
+                  " must be searchable by other users (mode 0711): the sandbox's unprivileged "
+                  "user passes through it");
+  }
   // Made under a name the sweep ignores, locked, then renamed: the sweep
   // never sees an unlocked directory of a live job.
   std::string path = state_dir + "/jobs/" + id;

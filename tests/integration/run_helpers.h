@@ -1,0 +1,49 @@
+// Helpers for integration tests that drive the airlock binary.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace airlock::testing {
+
+struct Ran {
+  int status = -1;  // exit status, or 128+signal
+  std::string out, err;
+  nlohmann::json record() const;  // stdout parsed as the job record (--json)
+};
+
+// Runs `airlock ARGS...` to completion, capturing stdout and stderr.
+Ran run_airlock(const std::vector<std::string>& args);
+
+// Starts `airlock ARGS...` with stdout/stderr to files under `dir`; returns its pid.
+pid_t spawn_airlock(const std::vector<std::string>& args, const std::string& dir);
+// Waits for a spawned airlock; returns exit status or 128+signal.
+int wait_airlock(pid_t pid);
+
+// A fresh state directory (mode 0711) inside a temp dir; removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string state() const { return path_ + "/state"; }
+  std::string sub(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Pids of processes whose real uid is `uid`.
+std::vector<pid_t> processes_of_uid(uid_t uid);
+// True when no process of `uid` exists within `timeout_ms`.
+bool no_processes_of_uid(uid_t uid, int timeout_ms);
+// Cgroup directories named `name` under any hierarchy's airlock parent.
+std::vector<std::string> cgroups_named(const std::string& name);
+std::string read_text(const std::string& path);
+void write_text(const std::string& path, const std::string& content);
+
+}  // namespace airlock::testing

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The analyst example (examples/analyst.py) run directly with /usr/bin/python3 (the
-# interpreter the host image gives the sandbox) and through
-# `airlock run`, 10 runs each (or N), alternating. Prints medians and their ratio.
+# interpreter the host image gives the sandbox), in the sandbox's minimal environment with a
+# fresh HOME, and through `airlock run`; 10 runs each (or N), alternating.
+# Prints medians and their ratio.
 #   bench/analyst.sh [N]
 set -euo pipefail
 
@@ -23,9 +24,12 @@ direct=()
 sandboxed=()
 for ((i = 0; i < runs; i++)); do
   out="${tmp}/direct-${i}"
-  mkdir -p "$out"
+  home="${tmp}/home-${i}"
+  mkdir -p "$out" "$home"
+  # The environment the sandbox gives (fresh HOME, so matplotlib starts without a cache).
   t0="$(now_ns)"
-  AIRLOCK_INPUTS="$examples" AIRLOCK_OUTPUT="$out" /usr/bin/python3 "${examples}/analyst.py" >/dev/null
+  env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" TMPDIR=/tmp LANG=C.UTF-8 MPLBACKEND=Agg \
+    AIRLOCK_INPUTS="$examples" AIRLOCK_OUTPUT="$out" /usr/bin/python3 "${examples}/analyst.py" >/dev/null
   t1="$(now_ns)"
   direct+=("$(((t1 - t0) / 1000))")
 
@@ -35,10 +39,14 @@ for ((i = 0; i < runs; i++)); do
     --input "${examples}/analyst.py" \
     --input "${examples}/sales_jan.csv" \
     --input "${examples}/sales_feb.csv" \
-    --output-dir "$out" -- python3 /inputs/analyst.py >/dev/null
+    --output-dir "$out" -- python3 /inputs/analyst.py >/dev/null 2>"${tmp}/airlock-${i}.err"
   t1="$(now_ns)"
   sandboxed+=("$(((t1 - t0) / 1000))")
-  [[ -s "${out}/chart.png" && -s "${out}/summary.csv" ]] || { echo "airlock run $i produced no outputs" >&2; exit 1; }
+  if [[ ! -s "${out}/chart.png" || ! -s "${out}/summary.csv" ]]; then
+    echo "airlock run ${i} produced no outputs:" >&2
+    cat "${tmp}/airlock-${i}.err" >&2
+    exit 1
+  fi
 done
 
 d="$(printf '%s\n' "${direct[@]}" | median)"

@@ -1,0 +1,10 @@
+# case: sh-shell-boundary
+# why: a shell job meets the same boundary: core limit not raisable, image read-only, no /sys, uid 1000
+# expect-outcome: succeeded
+# expect-stdout: BLOCKED shell boundary holds
+escaped=""
+if (ulimit -c unlimited) 2>/dev/null; then escaped="$escaped core-ulimit"; fi
+if touch /usr/airlock-hostile-x 2>/dev/null; then escaped="$escaped write-usr"; rm -f /usr/airlock-hostile-x; fi
+if [ -e /sys/kernel ]; then escaped="$escaped sys"; fi
+if [ "$(id -u)" != 1000 ]; then escaped="$escaped uid=$(id -u)"; fi
+if [ -n "$escaped" ]; then echo "ESCAPED$escaped"; else echo "BLOCKED shell boundary holds"; fi

@@ -16,9 +16,14 @@ enum class FileType { kText, kCsv, kTsv, kJson, kPng, kJpeg, kPdf, kSvg, kBinary
 std::string_view type_name(FileType type);
 std::optional<FileType> type_from_name(std::string_view name);
 
-// Classifies a whole file's content. Text types require valid UTF-8; CSV/TSV
-// require a consistent field count on every line (quoted fields respected);
-// JSON requires a parse; PNG/JPEG/PDF check their signatures and trailers.
+// Classifies a whole file's content. Empty is text. Text types require valid
+// UTF-8 (no overlongs or surrogates) with no NUL and no C0 control other than
+// tab, LF, CR. CSV/TSV require the same field count > 1 on every non-empty
+// line (RFC-4180 quoting). JSON requires a parse to an object or array. SVG
+// requires an `<svg` root preceded only by a BOM, whitespace, an XML
+// declaration, comments and a DOCTYPE without internal subset. PNG (IHDR
+// first, IEND last), JPEG (FFD8FF..FFD9) and PDF (%PDF- .. %%EOF in the last
+// 1 KiB) check their signatures and trailers. Anything else is binary.
 FileType detect_type(std::string_view content);
 
 using TypeSet = std::set<FileType>;

@@ -22,8 +22,8 @@ struct InputPolicy {
 struct OutputPolicy {
   uint64_t max_file_bytes = 64ull << 20;
   uint64_t max_total_bytes = 256ull << 20;
-  size_t max_count = 100;
-  size_t max_depth = 8;  // directory levels below /output
+  size_t max_count = 100;  // entries of any kind, directories included
+  size_t max_depth = 8;    // directory levels below /output (one fd pair held per level)
   TypeSet allowed = default_output_types();
 };
 
@@ -46,14 +46,18 @@ struct Admission {
 // job-private directory) as <basename>, mode 0444, hashing and typing while
 // copying. Any refused file (missing, not a regular file, bad name, duplicate
 // name, too big, too many, type not allowed) sets `rejection`; files already
-// copied are removed then. An Error means airlock itself failed (e.g. disk).
+// copied are removed then. The rejection is one line naming the file in
+// printable() form, e.g. `input "data.bin": type binary is not allowed
+// (allowed: text, csv)`. An Error means airlock itself failed (e.g. disk, or
+// a staging directory that was not empty); nothing is left staged then either.
 Result<Admission> admit_inputs(const std::vector<std::string>& paths,
                                const std::string& staging_dir, const InputPolicy& policy);
 
 struct Collection {
   std::vector<ManifestEntry> outputs;  // every entry found, accepted or not
   bool any_rejected = false;
-  std::vector<std::string> limits_hit;  // e.g. "output_count", "output_depth"
+  // Each at most once: "output_count", "output_depth", "output_total_bytes".
+  std::vector<std::string> limits_hit;
 };
 
 // Walks the tree beneath `output_root_fd` (the job's /output after every
@@ -63,7 +67,15 @@ struct Collection {
 // check_component, too deep, too many, types outside the policy are refused
 // and never read past their type check. Accepted files are copied (hashing as
 // they copy) into `dest_dir` (an existing empty host directory), keeping
-// their relative paths.
+// their relative paths; directories with nothing accepted are not kept.
+//
+// Entries are recorded in sorted order per directory, depth first. Refused
+// entries carry printable() names and size (from lstat) where known; sha256
+// and type only when the file was read (refused by type). A too-deep
+// directory is one refused entry for its whole subtree. After max_count
+// entries the walk stops and one refused entry, named after the directory
+// being listed, records "output_count". An Error means airlock failed (e.g.
+// dest_dir not empty, disk full); dest_dir may then hold a partial copy.
 Result<Collection> collect_outputs(int output_root_fd, const std::string& dest_dir,
                                    const OutputPolicy& policy);
 

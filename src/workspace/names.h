@@ -12,12 +12,13 @@ namespace airlock::workspace {
 // starting with '.' or '-' or space. Returns the reason when refused.
 std::optional<std::string> check_component(std::string_view name);
 
-// A '/'-separated relative path whose every component passes check_component.
+// A '/'-separated relative path (at most 1024 bytes, no leading, trailing or
+// doubled '/') whose every component passes check_component.
 std::optional<std::string> check_relative_path(std::string_view path);
 
 // Printable, valid UTF-8 rendering of arbitrary bytes for records and
-// messages: printable ASCII stays, everything else becomes \xNN; cut at 300
-// bytes with "...".
+// messages: printable ASCII stays, everything else (and '\\', so the form is
+// unambiguous) becomes \xNN; the rendering is cut at 300 bytes with "...".
 std::string printable(std::string_view raw);
 
 }  // namespace airlock::workspace

@@ -12,6 +12,7 @@
 #include "jobs/outputs.h"
 #include "jobs/state_dir.h"
 #include "jobs/supervisor.h"
+#include "jobs/uid_lease.h"
 #include "sandbox/host_image.h"
 #include "sandbox/launcher.h"
 #include "sandbox/tmpfs.h"
@@ -108,7 +109,8 @@ void note_full(int mount_fd, const char* what, JobRecord& rec) {
 
 // Runs the job in a sandbox and fills `rec`. An Error means airlock failed.
 Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& job,
-                      JobRecord& rec, std::unique_ptr<sandbox::Cgroup>& cgroup, Mounts& mounts) {
+                      JobRecord& rec, std::optional<UidLease>& lease,
+                      std::unique_ptr<sandbox::Cgroup>& cgroup, Mounts& mounts) {
   const JobPolicy& p = req.policy;
   if (::mkdir(job.sub("inputs").c_str(), 0755) < 0) return fail_errno("create the input area");
   auto admission = workspace::admit_inputs(req.inputs, job.sub("inputs"), p.inputs);
@@ -120,7 +122,10 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
     return {};
   }
 
-  sandbox::IdMap ids;
+  auto leased = UidLease::acquire();
+  if (!leased) return std::unexpected(leased.error());
+  lease.emplace(std::move(*leased));
+  sandbox::IdMap ids{lease->base()};
   rec.host_uid = ids.host_uid_of_job();
   auto group = env.cgroups->create(rec.id, {p.memory_bytes, p.pids, p.cpus});
   if (!group) return std::unexpected(group.error());
@@ -215,6 +220,7 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   JobRecord rec = new_record(req, env);
   auto started = std::chrono::steady_clock::now();
   Status result;
+  std::optional<UidLease> lease;  // destroyed last: after every process is dead
   std::optional<JobDir> job;
   std::unique_ptr<sandbox::Cgroup> cgroup;
   Mounts mounts;
@@ -225,7 +231,7 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
     result = std::unexpected(dir.error());
   } else {
     job.emplace(std::move(*dir));
-    result = run_in_sandbox(req, env, *job, rec, cgroup, mounts);
+    result = run_in_sandbox(req, env, *job, rec, lease, cgroup, mounts);
   }
   if (!result) {
     rec.outcome = Outcome::kSandboxError;

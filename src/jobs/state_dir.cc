@@ -9,7 +9,6 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <set>
 
 #include "base/check.h"
 #include "sys/remove_tree.h"
@@ -90,7 +89,6 @@ Status JobDir::remove() {
 
 SweepReport sweep(const std::string& state_dir, sandbox::CgroupBackend& cgroups) {
   SweepReport report;
-  std::set<std::string> live;
   std::string jobs = state_dir + "/jobs";
   if (DIR* dir = ::opendir(jobs.c_str())) {
     std::vector<std::string> ids;
@@ -101,12 +99,10 @@ SweepReport sweep(const std::string& state_dir, sandbox::CgroupBackend& cgroups)
       std::string path = jobs + "/" + id;
       UniqueFd lock(::open((path + "/lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
       if (lock && ::flock(lock.get(), LOCK_EX | LOCK_NB) < 0) {
-        live.insert(id);  // a running airlock holds it
-        continue;
+        continue;  // a running airlock holds it
       }
       if (!lock && errno != ENOENT) {
-        live.insert(id);  // cannot tell: leave it alone
-        continue;
+        continue;  // cannot tell: leave it alone
       }
       if (auto cg = cgroups.open(id); cg) {
         if (auto st = (*cg)->kill_all(); !st) report.failed.push_back(id + ": " + st.error().message());
@@ -114,20 +110,6 @@ SweepReport sweep(const std::string& state_dir, sandbox::CgroupBackend& cgroups)
       }
       if (auto st = sys::remove_tree(path); !st) report.failed.push_back(id + ": " + st.error().message());
       report.swept.push_back(id);
-    }
-  }
-  // Cgroups of jobs whose directory is gone (the job dir is created first and
-  // removed last, so such a group has no live owner).
-  if (auto names = cgroups.list(); names) {
-    for (const auto& name : *names) {
-      if (live.count(name) || !valid_id(name)) continue;
-      struct stat st{};
-      if (::stat((jobs + "/" + name).c_str(), &st) == 0) continue;  // created since we listed
-      if (auto cg = cgroups.open(name); cg) {
-        (void)(*cg)->kill_all();
-        if (auto s = (*cg)->remove(); !s) report.failed.push_back(name + ": " + s.error().message());
-        else report.swept.push_back(name);
-      }
     }
   }
   return report;

@@ -42,7 +42,9 @@ struct SweepReport {
 };
 
 // Removes what dead airlock processes left: job directories nobody holds and
-// their cgroups, and job cgroups without any job directory.
+// their cgroups. A cgroup is only ever swept through its job directory:
+// several state directories may share the cgroup parent, and a group with no
+// directory here may belong to a live job of another one.
 SweepReport sweep(const std::string& state_dir, sandbox::CgroupBackend& cgroups);
 
 // 16 random hex characters.

@@ -15,7 +15,6 @@
 using namespace airlock::testing;
 
 namespace {
-constexpr uid_t kJobHostUid = 3000001;
 
 std::vector<std::string> run_args(const TempDir& t, std::vector<std::string> rest) {
   std::vector<std::string> args = {"run", "--state-dir", t.state()};
@@ -128,28 +127,33 @@ TEST(Lifecycle, SigtermCancelsTheJobAndEverythingInIt) {
   pid_t airlock = spawn_airlock(
       run_args(t, {"--json", "--", "sh", "-c", "sleep 1000 & setsid sleep 1000 & sleep 1000"}),
       t.path());
-  for (int i = 0; i < 200 && processes_of_uid(kJobHostUid).size() < 3; ++i)
+  uid_t job_uid = job_uid_of(airlock);
+  ASSERT_NE(job_uid, 0u);
+  for (int i = 0; i < 300 && processes_of_uid(job_uid).size() < 5; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_GE(processes_of_uid(kJobHostUid).size(), 3u);
+  ASSERT_GE(processes_of_uid(job_uid).size(), 5u);  // init, sh, three sleeps
   ::kill(airlock, SIGTERM);
   EXPECT_EQ(wait_airlock(airlock), 130);
   auto r = nlohmann::json::parse(read_text(t.path() + "/airlock.out"));
   EXPECT_EQ(r["outcome"], "cancelled");
   EXPECT_TRUE(r["cleanup"]["ok"]);
-  EXPECT_TRUE(no_processes_of_uid(kJobHostUid, 0));
+  EXPECT_EQ(r["sandbox"]["host_uid"], job_uid);
+  EXPECT_TRUE(no_processes_of_uid(job_uid, 0));
   EXPECT_TRUE(cgroups_named(r["id"]).empty());
 }
 
 TEST(Lifecycle, KillingAirlockKillsItsJobAndTheNextStartSweeps) {
   TempDir t;
   pid_t airlock = spawn_airlock(run_args(t, {"--", "sh", "-c", "sleep 1000 & exec sleep 1000"}), t.path());
-  for (int i = 0; i < 200 && processes_of_uid(kJobHostUid).size() < 2; ++i)
+  uid_t job_uid = job_uid_of(airlock);
+  ASSERT_NE(job_uid, 0u);
+  for (int i = 0; i < 300 && processes_of_uid(job_uid).size() < 3; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_GE(processes_of_uid(kJobHostUid).size(), 2u);
+  ASSERT_GE(processes_of_uid(job_uid).size(), 3u);  // init, sleep, sleep
   ::kill(airlock, SIGKILL);
   EXPECT_EQ(wait_airlock(airlock), 128 + SIGKILL);
   // The sandbox's init had a parent-death signal: the whole pid namespace goes.
-  EXPECT_TRUE(no_processes_of_uid(kJobHostUid, 2000));
+  EXPECT_TRUE(no_processes_of_uid(job_uid, 2000));
 
   // What the dead airlock left (its job directory and cgroup) is swept.
   std::string jobs = t.state() + "/jobs";

@@ -134,6 +134,38 @@ std::vector<pid_t> processes_of_uid(uid_t uid) {
   return out;
 }
 
+namespace {
+// "Field:" value of /proc/PID/status, first number.
+long status_field(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
+  }
+  return -1;
+}
+}  // namespace
+
+uid_t job_uid_of(pid_t airlock, int timeout_ms) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  do {
+    if (DIR* proc = ::opendir("/proc")) {
+      while (dirent* e = ::readdir(proc)) {
+        pid_t pid = std::atoi(e->d_name);
+        if (pid <= 0 || status_field(pid, "PPid") != airlock) continue;
+        long uid = status_field(pid, "Uid");
+        if (uid >= 3000000) {
+          ::closedir(proc);
+          return static_cast<uid_t>(uid);
+        }
+      }
+      ::closedir(proc);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (std::chrono::steady_clock::now() < until);
+  return 0;
+}
+
 bool no_processes_of_uid(uid_t uid, int timeout_ms) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   do {

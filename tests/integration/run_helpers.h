@@ -37,6 +37,9 @@ class TempDir {
   std::string path_;
 };
 
+// The host uid the job of a spawned airlock runs as (its sandbox init is
+// airlock's child), waiting up to `timeout_ms` for the job to start; 0 if not.
+uid_t job_uid_of(pid_t airlock, int timeout_ms = 5000);
 // Pids of processes whose real uid is `uid`.
 std::vector<pid_t> processes_of_uid(uid_t uid);
 // True when no process of `uid` exists within `timeout_ms`.

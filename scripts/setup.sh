@@ -37,6 +37,12 @@ else
 fi
 
 echo "airlock setup: building in ${build}"
-cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)"
+mkdir -p "$build"
+log="${build}/setup.log"
+if ! { cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+       cmake --build "$build" -j"$(nproc)"; } >"$log" 2>&1; then
+  tail -n 60 "$log" >&2
+  echo "airlock setup: build failed (full log: ${log})" >&2
+  exit 1
+fi
 echo "airlock setup: done (${build}/airlock)"

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,8 +66,14 @@ class CgroupBackend {
 };
 
 // `root` is the cgroup2 mount (e.g. /sys/fs/cgroup, or a fake tree in tests).
+// `on_mkdir` is a test seam: called with the path of every group directory
+// the backend creates (the parent, then the job group), right after mkdir and
+// before any file in it is used, so a test on a fake tree can create the
+// interface files the kernel would. Production callers leave it empty.
+using CgroupMkdirHook = std::function<void(const std::string& dir)>;
 std::unique_ptr<CgroupBackend> make_cgroup_v2_backend(std::string root,
-                                                      std::string parent = "airlock");
+                                                      std::string parent = "airlock",
+                                                      CgroupMkdirHook on_mkdir = {});
 // `v1_root` holds the per-controller mounts (memory, pids, cpu, cpuacct,
 // freezer); `unified` is the cgroup2 mount beside them, or "" if none.
 std::unique_ptr<CgroupBackend> make_cgroup_v1_backend(std::string v1_root, std::string unified,

@@ -1,0 +1,52 @@
+// Pure parsing of /proc/self/mountinfo for cgroup mounts, and the choice of
+// a cgroup backend from them. No file access here: detect_cgroup_backend()
+// and the v1 backend read the files and call these (unit tested on samples).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace airlock::sandbox {
+
+struct CgroupMount {
+  std::string mount_point;           // unescaped ("\040" -> ' ')
+  std::string root;                  // the hierarchy's directory shown at mount_point
+  bool v2 = false;                   // fstype cgroup2 (else cgroup v1)
+  std::vector<std::string> options;  // super options: controllers, "name=systemd", "rw", ...
+
+  bool has_option(std::string_view option) const;
+};
+
+// Every cgroup and cgroup2 mount in `mountinfo`, in file order. Lines that do
+// not parse or are of another filesystem type are skipped.
+std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo);
+
+struct CgroupLayout {
+  enum class Kind { kV2, kV1 };
+  Kind kind = Kind::kV1;
+  std::string v2_root;  // kV2: the cgroup2 mount
+  std::string v1_root;  // kV1: directory holding the per-controller mounts
+  std::string unified;  // kV1: a cgroup2 mount beside them, or ""
+};
+
+// v2 when `sys_fs_cgroup` is itself a cgroup2 mount whose cgroup.controllers
+// (passed as `root_controllers`, "" if unknown) lists memory, pids and cpu.
+// Otherwise v1, when memory, pids and cpu each have a v1 mount; `v1_root` is
+// the directory holding the memory mount and `unified` a cgroup2 mount (one
+// beneath v1_root preferred). Otherwise an error.
+Result<CgroupLayout> choose_cgroup_layout(const std::vector<CgroupMount>& mounts,
+                                          std::string_view root_controllers,
+                                          std::string_view sys_fs_cgroup = "/sys/fs/cgroup");
+
+// For each of `controllers`, the mount point of the v1 hierarchy carrying it
+// (co-mounted controllers such as "cpu,cpuacct" map to the same point). A
+// mount beneath `v1_root` is preferred. Controllers with no mount are absent.
+std::map<std::string, std::string> v1_controller_mounts(const std::vector<CgroupMount>& mounts,
+                                                        std::string_view v1_root,
+                                                        const std::vector<std::string>& controllers);
+
+}  // namespace airlock::sandbox

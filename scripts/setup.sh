@@ -41,7 +41,7 @@ mkdir -p "$build"
 log="${build}/setup.log"
 if ! { cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
        cmake --build "$build" -j"$(nproc)"; } >"$log" 2>&1; then
-  tail -n 60 "$log" >&2
+  { grep -E -B1 -A3 'error|undefined reference' "$log" | head -n 80; echo "..."; tail -n 15 "$log"; } >&2
   echo "airlock setup: build failed (full log: ${log})" >&2
   exit 1
 fi

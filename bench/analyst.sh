@@ -12,7 +12,11 @@ examples="${repo}/examples"
 runs="${1:-10}"
 
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+# airlock keeps a record per job in its state directory; use a private one, removed at the end.
+AIRLOCK_STATE_DIR="$(mktemp -d /var/tmp/airlock-bench-XXXXXX)"
+chmod 0711 "$AIRLOCK_STATE_DIR"  # the sandbox's user passes through it
+export AIRLOCK_STATE_DIR
+trap 'rm -rf "$tmp" "$AIRLOCK_STATE_DIR"' EXIT
 
 now_ns() { date +%s%N; }
 

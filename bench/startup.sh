@@ -9,6 +9,12 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${repo}/build"
 runs="${1:-200}"
 
+# airlock keeps a record per job in its state directory; use a private one, removed at the end.
+AIRLOCK_STATE_DIR="$(mktemp -d /var/tmp/airlock-bench-XXXXXX)"
+chmod 0711 "$AIRLOCK_STATE_DIR"  # the sandbox's user passes through it
+export AIRLOCK_STATE_DIR
+trap 'rm -rf "$AIRLOCK_STATE_DIR"' EXIT
+
 if [[ ! -x "${build}/bench/startup_bench" ]]; then
   cmake --build "$build" --target startup_bench >/dev/null
 fi
@@ -20,10 +26,10 @@ cases=(
       --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin
       --proc /proc --dev /dev --tmpfs /tmp -- /bin/true
 )
-if "${build}/airlock" run -- /bin/true >/dev/null 2>&1; then
+if probe="$("${build}/airlock" run -- /bin/true 2>&1 >/dev/null)"; then
   cases+=(--case "airlock run" "${build}/airlock" run -- /bin/true)
 else
-  note="Note: \`${build}/airlock run -- /bin/true\` did not succeed here; airlock was left out."
+  note="Note: \`${build}/airlock run -- /bin/true\` did not succeed here; airlock was left out: ${probe}"
 fi
 
 echo "## Start-up: /bin/true ($(uname -r), $(nproc) CPUs)"

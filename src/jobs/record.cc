@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 namespace airlock::jobs {
@@ -57,6 +58,8 @@ nlohmann::json optional_int(const std::optional<int>& v) {
 }  // namespace
 
 nlohmann::json to_json(const JobRecord& r) {
+  nlohmann::json timing = nlohmann::json::object();
+  for (const auto& [name, ms] : r.timing.phases) timing[name + "_ms"] = std::round(ms * 1000) / 1000;
   auto inputs = nlohmann::json::array();
   for (const auto& e : r.inputs)
     inputs.push_back({{"name", e.name}, {"size", e.size}, {"sha256", e.sha256}, {"type", e.type}});
@@ -91,6 +94,7 @@ nlohmann::json to_json(const JobRecord& r) {
       {"finished_at", r.finished_at},
       {"cleanup",
        {{"ok", r.cleanup.failed.empty()}, {"removed", r.cleanup.removed}, {"failed", r.cleanup.failed}}},
+      {"timing", timing},
       {"sandbox",
        {{"start", r.start_kind},
         {"uid", r.sandbox_uid},

@@ -27,6 +27,14 @@ struct Usage {
   uint64_t peak_memory_bytes = 0;
 };
 
+// Where the time went, in milliseconds (fractional), for operators and the
+// benchmark: setup before the clone, the clone until the payload started,
+// the run, collection and the final cleanup.
+struct Timing {
+  std::vector<std::pair<std::string, double>> phases;
+  void add(const std::string& name, double ms) { phases.emplace_back(name, ms); }
+};
+
 struct Cleanup {
   std::vector<std::string> removed;
   std::vector<std::string> failed;  // "what: why"
@@ -50,6 +58,7 @@ struct JobRecord {
   CapturedStream stdout_stream, stderr_stream;
   std::string started_at, finished_at;  // RFC 3339, UTC, milliseconds
   Cleanup cleanup;
+  Timing timing;
   std::string start_kind = "cold";
   uint32_t sandbox_uid = 0;
   uint32_t host_uid = 0;

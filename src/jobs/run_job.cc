@@ -24,9 +24,16 @@ namespace {
 constexpr uid_t kSandboxUid = 1000;
 constexpr uint64_t kMaxInodes = 65536;
 
-struct Mounts {  // the job's writable filesystems, held by the host
-  UniqueFd output, workspace, tmp, shm;
+struct Mounts {  // the job's own filesystems, held by the host
+  UniqueFd inputs, output, workspace, tmp, shm;
 };
+
+// /inputs is a tmpfs too (not a bind of a host directory): the sandbox's
+// mountinfo then shows no host path, and nothing of the job touches the disk.
+Result<UniqueFd> make_input_mount(const workspace::InputPolicy& p) {
+  return sandbox::make_detached_tmpfs(
+      {p.max_total_bytes + (1u << 20), p.max_count + 16, 0755, 0, 0, true});
+}
 
 Result<Mounts> make_mounts(const JobPolicy& p, const sandbox::IdMap& ids) {
   uid_t job = ids.host_uid_of_job();
@@ -68,18 +75,19 @@ std::vector<std::string> exec_candidates(const std::string& program,
 }
 
 Result<sandbox::SandboxSpec> build_spec(const RunRequest& req, const JobDir& job,
-                                        const Mounts& mounts, JobRecord& rec) {
+                                        const Mounts& mounts, const std::string& cache_dir,
+                                        JobRecord& rec) {
   sandbox::SandboxSpec spec;
   spec.uid = kSandboxUid;
   spec.gid = kSandboxUid;
   spec.root_mountpoint = job.sub("root");
   if (::mkdir(spec.root_mountpoint.c_str(), 0711) < 0) return fail_errno("create " + spec.root_mountpoint);
-  auto image = sandbox::apply_host_image(spec, "");
+  auto image = sandbox::apply_host_image(spec, cache_dir);
   if (!image) return std::unexpected(image.error());
   rec.image_name = image->name;
   rec.image_digest = image->digest;
-  spec.binds.push_back({job.sub("inputs"), "inputs", false, false, true});
-  spec.attach = {{mounts.output.get(), "output"},
+  spec.attach = {{mounts.inputs.get(), "inputs", false},
+                 {mounts.output.get(), "output"},
                  {mounts.workspace.get(), "workspace"},
                  {mounts.tmp.get(), "tmp"},
                  {mounts.shm.get(), "dev/shm"}};
@@ -107,13 +115,31 @@ void note_full(int mount_fd, const char* what, JobRecord& rec) {
   }
 }
 
+// Adds the time since the previous lap to the record's timing.
+class Laps {
+ public:
+  explicit Laps(Timing& timing) : timing_(timing) {}
+  void lap(const char* phase) {
+    auto now = std::chrono::steady_clock::now();
+    timing_.add(phase, std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  Timing& timing_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // Runs the job in a sandbox and fills `rec`. An Error means airlock failed.
 Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& job,
                       JobRecord& rec, std::optional<UidLease>& lease,
                       std::unique_ptr<sandbox::Cgroup>& cgroup, Mounts& mounts) {
   const JobPolicy& p = req.policy;
-  if (::mkdir(job.sub("inputs").c_str(), 0755) < 0) return fail_errno("create the input area");
-  auto admission = workspace::admit_inputs(req.inputs, job.sub("inputs"), p.inputs);
+  Laps laps(rec.timing);
+  auto inputs = make_input_mount(p.inputs);
+  if (!inputs) return std::unexpected(inputs.error());
+  std::string input_dir = "/proc/self/fd/" + std::to_string(inputs->get());
+  auto admission = workspace::admit_inputs(req.inputs, input_dir, p.inputs);
   if (!admission) return std::unexpected(admission.error());
   rec.inputs = admission->inputs;
   if (admission->rejection) {
@@ -121,6 +147,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
     rec.reason = *admission->rejection;
     return {};
   }
+  laps.lap("admit");
 
   auto leased = UidLease::acquire();
   if (!leased) return std::unexpected(leased.error());
@@ -130,11 +157,15 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   auto group = env.cgroups->create(rec.id, {p.memory_bytes, p.pids, p.cpus});
   if (!group) return std::unexpected(group.error());
   cgroup = std::move(*group);
+  laps.lap("cgroup");
   auto made = make_mounts(p, ids);
   if (!made) return std::unexpected(made.error());
   mounts = std::move(*made);
-  auto spec = build_spec(req, job, mounts, rec);
+  mounts.inputs = std::move(*inputs);
+  laps.lap("mounts");
+  auto spec = build_spec(req, job, mounts, env.state_dir + "/cache", rec);
   if (!spec) return std::unexpected(spec.error());
+  laps.lap("spec");
 
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) < 0) return fail_errno("create the stdout pipe");
@@ -144,13 +175,16 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
 
   auto process = sandbox::launch_sandbox({&*spec, ids, cgroup.get(), std::move(out_w), std::move(err_w)});
   if (!process) return std::unexpected(process.error());
+  laps.lap("start");
   SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
                        env.echo_stderr, env.cancel_fd};
   auto run = supervise(*process, *cgroup, std::move(out_r), std::move(err_r), opt);
   if (!run) return std::unexpected(run.error());
+  laps.lap("run");
   if (auto st = process->wait(); !st) return std::unexpected(st.error());
   if (auto st = cgroup->kill_all(); !st) return st;  // nothing may run while outputs are read
   rec.cleanup.removed.push_back("processes");
+  laps.lap("stop");
 
   RunFacts facts;
   if (run->wait_status) {
@@ -184,6 +218,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   rec.outputs = std::move(collected->outputs);
   for (const auto& l : collected->limits_hit) rec.add_limit(l);
   facts.outputs_rejected = collected->any_rejected;
+  laps.lap("collect");
 
   auto decision = decide_outcome(facts, p.timeout_ms, p.cpu_time_ms);
   rec.outcome = decision.outcome;
@@ -239,6 +274,7 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   }
 
   // Cleanup, in reverse order of creation; each step is recorded.
+  Laps laps(rec.timing);
   bool had_mounts = mounts.output.valid();
   mounts = Mounts{};
   if (had_mounts) rec.cleanup.removed.push_back("mounts");
@@ -252,6 +288,7 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
     if (auto st = job->remove(); st) rec.cleanup.removed.push_back("staging");
     else rec.cleanup.failed.push_back("staging: " + st.error().message());
   }
+  laps.lap("cleanup");
   if (rec.usage.wall_ms == 0 && rec.outcome == Outcome::kSandboxError)
     rec.usage.wall_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                   std::chrono::steady_clock::now() - started)

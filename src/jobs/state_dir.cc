@@ -9,6 +9,8 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 
 #include "base/check.h"
 #include "sys/remove_tree.h"
@@ -82,35 +84,63 @@ JobDir::~JobDir() {
 
 Status JobDir::remove() {
   removed_ = true;
-  auto st = sys::remove_tree(path_);
+  // Renamed first, still locked: a concurrent sweep never mistakes a
+  // directory that is being removed for one left by a dead airlock.
+  std::string gone = path_.substr(0, path_.rfind('/') + 1) + ".gone-" + path_.substr(path_.rfind('/') + 1);
+  if (::rename(path_.c_str(), gone.c_str()) < 0) return fail_errno("rename " + path_);
+  auto st = sys::remove_tree(gone);
   lock_.reset();
   return st;
 }
 
+namespace {
+
+// A directory in jobs/: "<id>" (a job), ".new-<id>" (being created) or
+// ".gone-<id>" (being removed). Returns the id, or "" for anything else.
+std::string job_id_of(const std::string& name, bool& transient) {
+  transient = false;
+  for (const char* prefix : {".new-", ".gone-"}) {
+    if (name.rfind(prefix, 0) == 0) {
+      transient = true;
+      return valid_id(name.substr(std::strlen(prefix))) ? name.substr(std::strlen(prefix)) : "";
+    }
+  }
+  return valid_id(name) ? name : "";
+}
+
+bool older_than(const std::string& path, int seconds) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && ::time(nullptr) - st.st_mtime > seconds;
+}
+
+}  // namespace
+
 SweepReport sweep(const std::string& state_dir, sandbox::CgroupBackend& cgroups) {
   SweepReport report;
   std::string jobs = state_dir + "/jobs";
-  if (DIR* dir = ::opendir(jobs.c_str())) {
-    std::vector<std::string> ids;
-    while (dirent* e = ::readdir(dir))
-      if (valid_id(e->d_name)) ids.push_back(e->d_name);
-    ::closedir(dir);
-    for (const auto& id : ids) {
-      std::string path = jobs + "/" + id;
-      UniqueFd lock(::open((path + "/lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-      if (lock && ::flock(lock.get(), LOCK_EX | LOCK_NB) < 0) {
-        continue;  // a running airlock holds it
-      }
-      if (!lock && errno != ENOENT) {
-        continue;  // cannot tell: leave it alone
-      }
-      if (auto cg = cgroups.open(id); cg) {
-        if (auto st = (*cg)->kill_all(); !st) report.failed.push_back(id + ": " + st.error().message());
-        if (auto st = (*cg)->remove(); !st) report.failed.push_back(id + ": " + st.error().message());
-      }
-      if (auto st = sys::remove_tree(path); !st) report.failed.push_back(id + ": " + st.error().message());
-      report.swept.push_back(id);
+  DIR* dir = ::opendir(jobs.c_str());
+  if (!dir) return report;
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(dir)) names.push_back(e->d_name);
+  ::closedir(dir);
+  for (const auto& name : names) {
+    bool transient = false;
+    std::string id = job_id_of(name, transient);
+    if (id.empty()) continue;
+    std::string path = jobs + "/" + name;
+    UniqueFd lock(::open((path + "/lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    if (lock && ::flock(lock.get(), LOCK_EX | LOCK_NB) < 0) continue;  // a live airlock holds it
+    if (!lock) {
+      // No lock file: a directory being created (give it a minute) or the
+      // remains of a removal; anything else is not ours to judge.
+      if (errno != ENOENT || !transient || !older_than(path, 60)) continue;
     }
+    if (auto cg = cgroups.open(id); cg) {
+      if (auto st = (*cg)->kill_all(); !st) report.failed.push_back(id + ": " + st.error().message());
+      if (auto st = (*cg)->remove(); !st) report.failed.push_back(id + ": " + st.error().message());
+    }
+    if (auto st = sys::remove_tree(path); !st) report.failed.push_back(id + ": " + st.error().message());
+    report.swept.push_back(id);
   }
   return report;
 }

@@ -233,11 +233,13 @@ class Collector {
     if (st.st_nlink != 1)
       return "hard link (" + std::to_string(st.st_nlink) + " links); not collected";
     const uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (size > policy_.max_file_bytes)
+    if (size > policy_.max_file_bytes) {
+      note_limit("output_size");
       return "size " + std::to_string(size) + " bytes exceeds the limit of " +
              std::to_string(policy_.max_file_bytes);
+    }
     if (size > room()) {
-      note_limit("output_total_bytes");
+      note_limit("output_size");
       return "total output size would exceed the limit of " +
              std::to_string(policy_.max_total_bytes) + " bytes";
     }

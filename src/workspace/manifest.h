@@ -56,7 +56,8 @@ Result<Admission> admit_inputs(const std::vector<std::string>& paths,
 struct Collection {
   std::vector<ManifestEntry> outputs;  // every entry found, accepted or not
   bool any_rejected = false;
-  // Each at most once: "output_count", "output_depth", "output_total_bytes".
+  // Each at most once: "output_count", "output_depth", "output_size" (a file over
+  // max_file_bytes, or the total over max_total_bytes).
   std::vector<std::string> limits_hit;
 };
 

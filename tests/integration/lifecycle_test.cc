@@ -124,16 +124,16 @@ TEST(Lifecycle, OutputsAreCopiedOnlyWhenTheJobSucceeds) {
 
 TEST(Lifecycle, SigtermCancelsTheJobAndEverythingInIt) {
   TempDir t;
-  pid_t airlock = spawn_airlock(
+  Spawned airlock(
       run_args(t, {"--json", "--", "sh", "-c", "sleep 1000 & setsid sleep 1000 & sleep 1000"}),
-      t.path());
-  uid_t job_uid = job_uid_of(airlock);
+      t.path(), t.state());
+  uid_t job_uid = job_uid_of(airlock.pid());
   ASSERT_NE(job_uid, 0u);
   for (int i = 0; i < 300 && processes_of_uid(job_uid).size() < 5; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_GE(processes_of_uid(job_uid).size(), 5u);  // init, sh, three sleeps
-  ::kill(airlock, SIGTERM);
-  EXPECT_EQ(wait_airlock(airlock), 130);
+  ::kill(airlock.pid(), SIGTERM);
+  EXPECT_EQ(airlock.wait(), 130);
   auto r = nlohmann::json::parse(read_text(t.path() + "/airlock.out"));
   EXPECT_EQ(r["outcome"], "cancelled");
   EXPECT_TRUE(r["cleanup"]["ok"]);
@@ -144,14 +144,14 @@ TEST(Lifecycle, SigtermCancelsTheJobAndEverythingInIt) {
 
 TEST(Lifecycle, KillingAirlockKillsItsJobAndTheNextStartSweeps) {
   TempDir t;
-  pid_t airlock = spawn_airlock(run_args(t, {"--", "sh", "-c", "sleep 1000 & exec sleep 1000"}), t.path());
-  uid_t job_uid = job_uid_of(airlock);
+  Spawned airlock(run_args(t, {"--", "sh", "-c", "sleep 1000 & exec sleep 1000"}), t.path(), t.state());
+  uid_t job_uid = job_uid_of(airlock.pid());
   ASSERT_NE(job_uid, 0u);
   for (int i = 0; i < 300 && processes_of_uid(job_uid).size() < 3; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_GE(processes_of_uid(job_uid).size(), 3u);  // init, sleep, sleep
-  ::kill(airlock, SIGKILL);
-  EXPECT_EQ(wait_airlock(airlock), 128 + SIGKILL);
+  ::kill(airlock.pid(), SIGKILL);
+  EXPECT_EQ(airlock.wait(), 128 + SIGKILL);
   // The sandbox's init had a parent-death signal: the whole pid namespace goes.
   EXPECT_TRUE(no_processes_of_uid(job_uid, 2000));
 
@@ -176,12 +176,12 @@ TEST(Lifecycle, KillingAirlockKillsItsJobAndTheNextStartSweeps) {
 
 TEST(Lifecycle, ConcurrentJobsDoNotSeeEachOther) {
   TempDir t;
-  pid_t first = spawn_airlock(
+  Spawned first(
       run_args(t, {"--json", "--", "sh", "-c", "echo secret > /tmp/mine; sleep 1; ls /proc | grep -c '^[0-9]'"}),
-      t.path());
+      t.path(), t.state());
   auto second = run_airlock(run_args(
       t, {"--json", "--", "sh", "-c", "ls /tmp; ls /proc | grep '^[0-9]' | wc -l; ps 2>/dev/null | wc -l"}));
-  EXPECT_EQ(wait_airlock(first), 0);
+  EXPECT_EQ(first.wait(), 0);
   auto r = second.record();
   EXPECT_EQ(r["outcome"], "succeeded");
   std::string text = r["stdout"]["text"];

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -79,7 +80,8 @@ Ran run_airlock(const std::vector<std::string>& args) {
   return ran;
 }
 
-pid_t spawn_airlock(const std::vector<std::string>& args, const std::string& dir) {
+Spawned::Spawned(const std::vector<std::string>& args, const std::string& dir, std::string state_dir)
+    : state_dir_(std::move(state_dir)) {
   std::vector<std::string> argv = {AIRLOCK_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = ::fork();
@@ -92,13 +94,21 @@ pid_t spawn_airlock(const std::vector<std::string>& args, const std::string& dir
     ::execv(cargs[0], cargs.data());
     ::_exit(127);
   }
-  return pid;
+  pid_ = pid;
 }
 
-int wait_airlock(pid_t pid) {
+int Spawned::wait() {
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  ::waitpid(pid_, &status, 0);
+  waited_ = true;
   return decode(status);
+}
+
+Spawned::~Spawned() {
+  if (waited_) return;
+  ::kill(pid_, SIGKILL);
+  wait();
+  run_airlock({"sweep", "--state-dir", state_dir_});
 }
 
 TempDir::TempDir() {

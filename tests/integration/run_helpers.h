@@ -19,10 +19,21 @@ struct Ran {
 // Runs `airlock ARGS...` to completion, capturing stdout and stderr.
 Ran run_airlock(const std::vector<std::string>& args);
 
-// Starts `airlock ARGS...` with stdout/stderr to files under `dir`; returns its pid.
-pid_t spawn_airlock(const std::vector<std::string>& args, const std::string& dir);
-// Waits for a spawned airlock; returns exit status or 128+signal.
-int wait_airlock(pid_t pid);
+// `airlock ARGS...` started in the background with stdout/stderr to files
+// under `dir`. If the test ends before wait() (an assertion failed), the
+// destructor kills it and sweeps `state_dir`, so nothing outlives the test.
+class Spawned {
+ public:
+  Spawned(const std::vector<std::string>& args, const std::string& dir, std::string state_dir);
+  ~Spawned();
+  pid_t pid() const { return pid_; }
+  int wait();  // exit status, or 128+signal
+
+ private:
+  pid_t pid_;
+  std::string state_dir_;
+  bool waited_ = false;
+};
 
 // A fresh state directory (mode 0711) inside a temp dir; removed by the destructor.
 class TempDir {

@@ -232,6 +232,7 @@ TEST_F(CollectTest, SparseTerabyteFileRefusedBySize) {
   EXPECT_EQ(c.outputs[0].size, 1ull << 40);
   EXPECT_EQ(c.outputs[0].sha256, "");  // never read
   EXPECT_FALSE(copied("huge.csv"));
+  EXPECT_EQ(c.limits_hit, std::vector<std::string>{"output_size"});
 }
 
 TEST_F(CollectTest, TotalSizeLimit) {
@@ -246,7 +247,7 @@ TEST_F(CollectTest, TotalSizeLimit) {
   EXPECT_FALSE(c.outputs[1].accepted);
   EXPECT_EQ(c.outputs[1].reason, "total output size would exceed the limit of 15 bytes");
   EXPECT_TRUE(c.outputs[2].accepted);  // still fits
-  EXPECT_EQ(c.limits_hit, std::vector<std::string>{"output_total_bytes"});
+  EXPECT_EQ(c.limits_hit, std::vector<std::string>{"output_size"});
   EXPECT_FALSE(copied("b.txt"));
 }
 

@@ -15,6 +15,7 @@
 #include "jobs/uid_lease.h"
 #include "sandbox/host_image.h"
 #include "sandbox/launcher.h"
+#include "sandbox/seccomp_cache.h"
 #include "sandbox/tmpfs.h"
 #include "sys/file_io.h"
 
@@ -97,7 +98,7 @@ Result<sandbox::SandboxSpec> build_spec(const RunRequest& req, const JobDir& job
                   {RLIMIT_NOFILE, 1024, 1024},
                   {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},
                   {RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
-  auto filter = sandbox::build_job_filter();
+  auto filter = sandbox::load_or_build_job_filter(cache_dir);
   if (!filter) return std::unexpected(filter.error());
   spec.seccomp = std::move(*filter);
   spec.argv = req.command;

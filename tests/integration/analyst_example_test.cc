@@ -125,6 +125,12 @@ class AnalystExampleTest : public ::testing::Test {
     std::string pattern = (fs::temp_directory_path() / "airlock-analyst-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     tmp_ = pattern;
+    // airlock's records, caches and job directories go here, not to /var/lib/airlock;
+    // the sandbox's user must be able to pass through it.
+    fs::create_directory(tmp_ / "state");
+    fs::permissions(tmp_, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+    fs::permissions(tmp_ / "state",
+                    fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   }
   void TearDown() override {
     std::error_code ec;
@@ -139,6 +145,7 @@ TEST_F(AnalystExampleTest, TwoCsvsInSummaryAndChartOut) {
   const std::vector<std::string> inputs = {"analyst.py", "sales_jan.csv", "sales_feb.csv"};
 
   Ran ran = run_capture({AIRLOCK_BINARY, "run", "--json",
+                         "--state-dir", (tmp_ / "state").string(),
                          "--input", (examples / "sales_jan.csv").string(),
                          "--input", (examples / "sales_feb.csv").string(),
                          "--input", (examples / "analyst.py").string(),

@@ -55,8 +55,9 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
   itimerspec every{{0, kTickMs * 1'000'000}, {0, kTickMs * 1'000'000}};
   if (::timerfd_settime(tick.get(), 0, &every, nullptr) < 0) return fail_errno("arm a timer");
 
-  bool init_done = false;  // the sync socket closed: init exited
-  bool ending = false;     // airlock is ending the job
+  bool sync_open = true;    // messages from init until it closes the socket
+  bool init_done = false;   // init has exited (its pidfd is readable)
+  bool ending = false;      // airlock is ending the job
   std::optional<Clock::time_point> init_exit_at;
   auto end_job = [&]() -> Status {
     if (ending) return {};
@@ -65,11 +66,14 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
     return process.kill();
   };
 
-  while (stdout_r || stderr_r || !init_done) {
-    pollfd fds[5] = {{stdout_r.get(), POLLIN, 0},   {stderr_r.get(), POLLIN, 0},
-                     {init_done ? -1 : process.sync_fd(), POLLIN, 0},
-                     {tick.get(), POLLIN, 0},     {ending ? -1 : opt.cancel_fd, POLLIN, 0}};
-    if (::poll(fds, 5, -1) < 0) {
+  while (stdout_r || stderr_r || sync_open || !init_done) {
+    pollfd fds[6] = {{stdout_r.get(), POLLIN, 0},
+                     {stderr_r.get(), POLLIN, 0},
+                     {sync_open ? process.sync_fd() : -1, POLLIN, 0},
+                     {init_done ? -1 : process.pidfd(), POLLIN, 0},
+                     {tick.get(), POLLIN, 0},
+                     {ending ? -1 : opt.cancel_fd, POLLIN, 0}};
+    if (::poll(fds, 6, -1) < 0) {
       if (errno == EINTR) continue;
       return fail_errno("poll the job");
     }
@@ -80,17 +84,19 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
     if (fds[2].revents) {
       auto msg = process.read_message();
       if (!msg) return std::unexpected(msg.error());
-      if (!msg->has_value()) {
-        init_done = true;
-        init_exit_at = Clock::now();
-        result.wall_ms = ms_since(start);
-        // Whatever the payload left behind (daemons) dies with the job.
-        if (auto st = cgroup.kill_all(); !st) return std::unexpected(st.error());
-      } else if ((*msg)->kind == sandbox::MsgKind::kExited) {
-        result.wait_status = (*msg)->value;
-      }
+      if (!msg->has_value()) sync_open = false;
+      else if ((*msg)->kind == sandbox::MsgKind::kExited) result.wait_status = (*msg)->value;
     }
     if (fds[3].revents) {
+      // init has fully exited: the kernel has already killed and released
+      // every other process of its pid namespace. What is left in the cgroup
+      // (nothing, unless something escaped the namespace) is killed now.
+      init_done = true;
+      init_exit_at = Clock::now();
+      result.wall_ms = ms_since(start);
+      if (auto st = cgroup.kill_all(); !st) return std::unexpected(st.error());
+    }
+    if (fds[4].revents) {
       uint64_t expirations;
       (void)!::read(tick.get(), &expirations, sizeof(expirations));
       if (!ending && !init_done) {
@@ -109,9 +115,10 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       if (init_exit_at && Clock::now() - *init_exit_at > std::chrono::milliseconds(kDrainAfterExitMs)) {
         stdout_r.reset();
         stderr_r.reset();
+        sync_open = false;
       }
     }
-    if (fds[4].revents && !ending && !init_done) {
+    if (fds[5].revents && !ending && !init_done) {
       result.cancelled = true;
       if (auto st = end_job(); !st) return std::unexpected(st.error());
     }

@@ -63,7 +63,10 @@ int run_command(const std::vector<std::string>& args) {
   std::string text = jobs::record_text(record);
 
   if (!request->record_path.empty()) {
-    if (auto st = sys::write_file_atomic(request->record_path, text, 0644); !st)
+    std::string parent = request->record_path.substr(0, request->record_path.rfind('/') + 1);
+    Status st = parent.empty() ? Status{} : sys::make_dirs(parent);
+    if (st) st = sys::write_file_atomic(request->record_path, text, 0644);
+    if (!st)
       std::fprintf(stderr, "airlock: cannot write the record: %s\n", st.error().message().c_str());
   }
   if (request->json) {

@@ -8,18 +8,6 @@
 #include "sys/file_io.h"
 
 namespace airlock::jobs {
-namespace {
-
-Status make_dirs(const std::string& path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos < path.size() && path[pos] != '/') continue;
-    std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) < 0 && errno != EEXIST) return fail_errno("create " + prefix);
-  }
-  return {};
-}
-
-}  // namespace
 
 Result<workspace::Collection> collect_job_outputs(int output_mount_fd, const std::string& dest_dir,
                                                   const workspace::OutputPolicy& policy) {
@@ -32,12 +20,12 @@ Result<workspace::Collection> collect_job_outputs(int output_mount_fd, const std
 Status publish_outputs(const std::string& collected_dir,
                        const std::vector<workspace::ManifestEntry>& outputs,
                        const std::string& output_dir) {
-  if (auto st = make_dirs(output_dir); !st) return st;
+  if (auto st = sys::make_dirs(output_dir); !st) return st;
   for (const auto& e : outputs) {
     if (!e.accepted) continue;
     std::string dest = output_dir + "/" + e.name;
     if (auto slash = dest.rfind('/'); slash != std::string::npos)
-      if (auto st = make_dirs(dest.substr(0, slash)); !st) return st;
+      if (auto st = sys::make_dirs(dest.substr(0, slash)); !st) return st;
     auto data = sys::read_file(collected_dir + "/" + e.name, e.size + 1);
     if (!data) return std::unexpected(data.error());
     if (auto st = sys::write_file_atomic(dest, *data, 0644); !st) return st;

@@ -1,6 +1,7 @@
 #include "sys/file_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/unique_fd.h"
@@ -46,6 +47,16 @@ Status write_file(const std::string& path, std::string_view data) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
   if (!fd) return fail_errno("open " + path);
   if (auto st = write_all(fd.get(), data); !st) return fail_with("write " + path, st.error().err);
+  return {};
+}
+
+Status make_dirs(const std::string& path, int mode) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos < path.size() && path[pos] != '/') continue;
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), static_cast<mode_t>(mode)) < 0 && errno != EEXIST)
+      return fail_errno("create " + prefix);
+  }
   return {};
 }
 

@@ -15,6 +15,8 @@ Result<std::string> read_all(int fd, size_t limit = 64 << 20);
 Result<std::string> read_file(const std::string& path, size_t limit = 64 << 20);
 // Writes (truncating) `path`; for kernel interface files such as cgroup knobs.
 Status write_file(const std::string& path, std::string_view data);
+// Creates `path` and any missing parents (like mkdir -p).
+Status make_dirs(const std::string& path, int mode = 0755);
 // Writes to a temporary sibling and renames it over `path`: never a partial file.
 Status write_file_atomic(const std::string& path, std::string_view data, int mode = 0644);
 

@@ -45,11 +45,11 @@ TEST(Lifecycle, ReportsTheProgramsStatusAndStreams) {
 
 TEST(Lifecycle, EchoesOutputLiveWithoutJsonAndWritesTheRecordFile) {
   TempDir t;
-  auto ran = run_airlock(run_args(t, {"--record", t.sub("rec.json"), "--", "echo", "hello"}));
+  auto ran = run_airlock(run_args(t, {"--record", t.sub("new/dir/rec.json"), "--", "echo", "hello"}));
   EXPECT_EQ(ran.status, 0);
   EXPECT_EQ(ran.out, "hello\n");
   EXPECT_NE(ran.err.find("succeeded"), std::string::npos) << ran.err;
-  auto r = nlohmann::json::parse(read_text(t.sub("rec.json")));
+  auto r = nlohmann::json::parse(read_text(t.sub("new/dir/rec.json")));  // parents created
   EXPECT_EQ(r["outcome"], "succeeded");
 }
 

@@ -208,4 +208,18 @@ Result<std::vector<std::string>> list_dirs(const std::string& dir) {
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
+bool in_cgroup2(pid_t pid, std::string_view rel) {
+  auto text = sys::read_file("/proc/" + std::to_string(pid) + "/cgroup", 1 << 16);
+  if (!text) return false;
+  std::string want = "0::/" + std::string(rel) + "\n";
+  size_t pos = 0;
+  while (pos < text->size()) {
+    size_t end = text->find('\n', pos);
+    if (end == std::string::npos) end = text->size() - 1;
+    if (text->compare(pos, end - pos + 1, want) == 0) return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
 }  // namespace airlock::sandbox::cgroupfs

@@ -61,4 +61,9 @@ Result<std::vector<std::string>> list_dirs(const std::string& dir);
 
 void sleep_ms(int ms);
 
+// True when /proc/PID/cgroup puts the process in the cgroup2 group "/<rel>"
+// (e.g. after CLONE_INTO_CGROUP). Writing cgroup.procs again would cost a
+// migration (an RCU grace period, ~8 ms here) for nothing.
+bool in_cgroup2(pid_t pid, std::string_view rel);
+
 }  // namespace airlock::sandbox::cgroupfs

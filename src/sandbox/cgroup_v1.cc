@@ -102,7 +102,7 @@ class CgroupV1 final : public Cgroup {
   // leaves the new child behind in the hierarchies not yet written.
   Status add_process(pid_t pid) override {
     std::string p = std::to_string(pid);
-    if (!unified_dir_.empty()) {
+    if (!unified_dir_.empty() && !cgroupfs::in_cgroup2(pid, relative_)) {
       if (auto st = sys::write_file(join(unified_dir_, "cgroup.procs"), p); !st) return st;
     }
     for (const auto& dir : v1_dirs_) {

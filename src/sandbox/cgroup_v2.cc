@@ -49,8 +49,9 @@ Status enable_controllers(const std::string& dir) {
 
 class CgroupV2 final : public Cgroup {
  public:
-  CgroupV2(std::string name, std::string path, UniqueFd dir)
-      : name_(std::move(name)), path_(std::move(path)), dir_(std::move(dir)) {}
+  // `relative` is the group's path below the cgroup2 root (<parent>/<name>).
+  CgroupV2(std::string name, std::string path, std::string relative, UniqueFd dir)
+      : name_(std::move(name)), path_(std::move(path)), relative_(std::move(relative)), dir_(std::move(dir)) {}
   ~CgroupV2() override {
     if (removed_) return;
     (void)kill_all();
@@ -61,6 +62,7 @@ class CgroupV2 final : public Cgroup {
   int clone_into_fd() const override { return dir_.get(); }
 
   Status add_process(pid_t pid) override {
+    if (cgroupfs::in_cgroup2(pid, relative_)) return {};  // CLONE_INTO_CGROUP put it here
     return sys::write_file(file("cgroup.procs"), std::to_string(pid));
   }
 
@@ -136,6 +138,7 @@ class CgroupV2 final : public Cgroup {
 
   std::string name_;
   std::string path_;
+  std::string relative_;
   UniqueFd dir_;
   bool removed_ = false;
   mutable uint64_t peak_seen_ = 0;  // memory.current high-water mark without memory.peak
@@ -206,10 +209,10 @@ class CgroupV2Backend final : public CgroupBackend {
     return enable_controllers(parent_dir());
   }
 
-  static Result<std::unique_ptr<Cgroup>> open_dir(const std::string& name, const std::string& path) {
+  Result<std::unique_ptr<Cgroup>> open_dir(const std::string& name, const std::string& path) const {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd) return fail_errno("open " + path);
-    return std::make_unique<CgroupV2>(name, path, std::move(fd));
+    return std::make_unique<CgroupV2>(name, path, join(parent_, name), std::move(fd));
   }
 
   std::string root_;

@@ -1,4 +1,5 @@
 // airlock: one binary, one thin file per subcommand.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,6 +18,10 @@ const char* const kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed stdout (airlock run ... | head) must not kill airlock mid-job:
+  // the job is then cleaned up and recorded as usual. The payload resets
+  // every signal to its default before exec.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 125 : 0;

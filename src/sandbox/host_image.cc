@@ -12,7 +12,6 @@ namespace airlock::sandbox {
 namespace {
 
 constexpr const char* kImageVersion = "airlock host image v1";
-constexpr const char* kPackageList = "/var/lib/dpkg/status";
 
 // Public files from the host's /etc that programs need (dynamic loader,
 // alternatives links, Python and matplotlib defaults, MIME types, CA certs).
@@ -25,10 +24,10 @@ constexpr std::array<const char*, 6> kTopLevel = {"bin", "sbin", "lib", "lib32",
 constexpr std::array<const char*, 6> kDevices = {"null", "zero", "full", "random", "urandom", "tty"};
 
 // sha256 of the package list, cached by (device, inode, size, mtime).
-Result<std::string> package_list_digest(const std::string& cache_dir) {
+Result<std::string> package_list_digest(const std::string& cache_dir, const std::string& list) {
   struct stat st{};
-  if (::stat(kPackageList, &st) < 0) return std::string("no-package-list");
-  std::string key = std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
+  if (::stat(list.c_str(), &st) < 0) return std::string("no-package-list");
+  std::string key = list + " " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
                     std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
                     std::to_string(st.st_mtim.tv_nsec);
   std::string cache = cache_dir.empty() ? "" : cache_dir + "/host-image.digest";
@@ -38,7 +37,7 @@ Result<std::string> package_list_digest(const std::string& cache_dir) {
       if (nl != std::string::npos && cached->substr(0, nl) == key) return cached->substr(nl + 1);
     }
   }
-  auto content = sys::read_file(kPackageList, 256 << 20);
+  auto content = sys::read_file(list, 256 << 20);
   if (!content) return std::unexpected(content.error());
   std::string digest = Sha256::of(*content);
   if (!cache.empty()) (void)sys::write_file_atomic(cache, key + "\n" + digest);
@@ -61,7 +60,8 @@ std::vector<FileEntry> synthetic_etc(uid_t uid, gid_t gid) {
   };
 }
 
-Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_dir) {
+Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_dir,
+                                   const std::string& package_list) {
   Sha256 digest;
   digest.update(kImageVersion);
   for (const char* name : kTopLevel) {
@@ -113,7 +113,7 @@ Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_d
   spec.proc_mask_dirs = {"/proc/acpi", "/proc/scsi", "/proc/asound", "/proc/driver"};
   spec.proc_readonly = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
 
-  auto packages = package_list_digest(cache_dir);
+  auto packages = package_list_digest(cache_dir, package_list);
   if (!packages) return std::unexpected(packages.error());
   digest.update("packages " + *packages);
   return ImageInfo{"host", "sha256:" + digest.hex_digest()};

@@ -18,8 +18,10 @@ struct ImageInfo {
 };
 
 // Adds the image's directories, files, links, binds, /dev and /proc masks to
-// `spec`. `cache_dir` (may be empty) keeps the package-list digest between runs.
-Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_dir);
+// `spec`. `cache_dir` (may be empty) keeps the package-list digest between
+// runs; `package_list` is dpkg's status file (a test may point elsewhere).
+Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_dir,
+                                   const std::string& package_list = "/var/lib/dpkg/status");
 
 // The synthetic /etc files, for tests and the digest.
 std::vector<FileEntry> synthetic_etc(uid_t uid, gid_t gid);

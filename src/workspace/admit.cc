@@ -75,15 +75,6 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-std::string allowed_list(const TypeSet& allowed) {
-  std::string out;
-  for (FileType t : allowed) {
-    if (!out.empty()) out += ", ";
-    out += type_name(t);
-  }
-  return out.empty() ? "none" : out;
-}
-
 // Opens a host input without following a final symlink and without blocking;
 // devices, fifos and the like are refused from lstat before any open.
 std::expected<UniqueFd, Refusal> open_input(const std::string& path, const std::string& name,
@@ -177,7 +168,7 @@ class Admitter {
     const FileType type = detect_type((*copied)->content);
     if (!policy_.allowed.contains(type))
       return reject(name, "type " + std::string(type_name(type)) +
-                              " is not allowed (allowed: " + allowed_list(policy_.allowed) + ")");
+                              " is not allowed (allowed: " + describe_types(policy_.allowed) + ")");
     total_ += (*copied)->content.size();
     return ManifestEntry{.name = name,
                          .size = (*copied)->content.size(),

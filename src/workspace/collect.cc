@@ -49,15 +49,6 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-std::string allowed_list(const TypeSet& allowed) {
-  std::string out;
-  for (FileType t : allowed) {
-    if (!out.empty()) out += ", ";
-    out += type_name(t);
-  }
-  return out.empty() ? "none" : out;
-}
-
 bool same_object(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -271,7 +262,7 @@ class Collector {
       ::unlinkat(parent.dest.get(), name.c_str(), 0);
       entry.accepted = false;
       entry.reason =
-          "type " + entry.type + " is not allowed (allowed: " + allowed_list(policy_.allowed) + ")";
+          "type " + entry.type + " is not allowed (allowed: " + describe_types(policy_.allowed) + ")";
       out_.any_rejected = true;
     } else {
       total_ += data.content.size();

@@ -241,4 +241,13 @@ TypeSet default_output_types() {
   return types;
 }
 
+std::string describe_types(const TypeSet& types) {
+  std::string out;
+  for (FileType t : types) {
+    if (!out.empty()) out += ", ";
+    out += type_name(t);
+  }
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace airlock::workspace

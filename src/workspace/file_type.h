@@ -27,6 +27,8 @@ std::optional<FileType> type_from_name(std::string_view name);
 FileType detect_type(std::string_view content);
 
 using TypeSet = std::set<FileType>;
+// "text, csv, png" (or "none"), for messages.
+std::string describe_types(const TypeSet& types);
 // Default admission / output types: text, csv, tsv, json, png, jpeg, pdf (+svg for outputs).
 TypeSet default_input_types();
 TypeSet default_output_types();

@@ -2,119 +2,22 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <memory>
 
+#include "jobs/job_sandbox.h"
 #include "jobs/outputs.h"
 #include "jobs/state_dir.h"
 #include "jobs/supervisor.h"
 #include "jobs/uid_lease.h"
-#include "sandbox/host_image.h"
 #include "sandbox/launcher.h"
-#include "sandbox/seccomp_cache.h"
-#include "sandbox/tmpfs.h"
 #include "sys/file_io.h"
 
 namespace airlock::jobs {
 namespace {
-
-constexpr uid_t kSandboxUid = 1000;
-constexpr uint64_t kMaxInodes = 65536;
-
-struct Mounts {  // the job's own filesystems, held by the host
-  UniqueFd inputs, output, workspace, tmp, shm;
-};
-
-// /inputs is a tmpfs too (not a bind of a host directory): the sandbox's
-// mountinfo then shows no host path, and nothing of the job touches the disk.
-Result<UniqueFd> make_input_mount(const workspace::InputPolicy& p) {
-  return sandbox::make_detached_tmpfs(
-      {p.max_total_bytes + (1u << 20), p.max_count + 16, 0755, 0, 0, true});
-}
-
-Result<Mounts> make_mounts(const JobPolicy& p, const sandbox::IdMap& ids) {
-  uid_t job = ids.host_uid_of_job();
-  auto make = [&](mode_t mode, uid_t owner, bool noexec) {
-    return sandbox::make_detached_tmpfs({p.workspace_bytes, kMaxInodes, mode, owner, owner, noexec});
-  };
-  Mounts m;
-  auto output = make(0755, job, true);
-  if (!output) return std::unexpected(output.error());
-  auto workspace = make(0755, job, false);
-  if (!workspace) return std::unexpected(workspace.error());
-  auto tmp = make(01777, ids.host_base, false);
-  if (!tmp) return std::unexpected(tmp.error());
-  auto shm = make(01777, ids.host_base, true);
-  if (!shm) return std::unexpected(shm.error());
-  m.output = std::move(*output);
-  m.workspace = std::move(*workspace);
-  m.tmp = std::move(*tmp);
-  m.shm = std::move(*shm);
-  return m;
-}
-
-std::vector<std::string> exec_candidates(const std::string& program,
-                                         const std::vector<std::string>& env) {
-  if (program.find('/') != std::string::npos) return {program};
-  std::string path;
-  for (const auto& e : env)
-    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (!dir.empty() && dir[0] == '/') out.push_back(dir + "/" + program);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return out;
-}
-
-Result<sandbox::SandboxSpec> build_spec(const RunRequest& req, const JobDir& job,
-                                        const Mounts& mounts, const std::string& cache_dir,
-                                        JobRecord& rec) {
-  sandbox::SandboxSpec spec;
-  spec.uid = kSandboxUid;
-  spec.gid = kSandboxUid;
-  spec.root_mountpoint = job.sub("root");
-  if (::mkdir(spec.root_mountpoint.c_str(), 0711) < 0) return fail_errno("create " + spec.root_mountpoint);
-  auto image = sandbox::apply_host_image(spec, cache_dir);
-  if (!image) return std::unexpected(image.error());
-  rec.image_name = image->name;
-  rec.image_digest = image->digest;
-  spec.attach = {{mounts.inputs.get(), "inputs", false},
-                 {mounts.output.get(), "output"},
-                 {mounts.workspace.get(), "workspace"},
-                 {mounts.tmp.get(), "tmp"},
-                 {mounts.shm.get(), "dev/shm"}};
-  const JobPolicy& p = req.policy;
-  rlim_t cpu_s = p.cpu_time_ms ? static_cast<rlim_t>(p.cpu_time_ms / 1000 + 1) : RLIM_INFINITY;
-  spec.rlimits = {{RLIMIT_CORE, 0, 0},
-                  {RLIMIT_NOFILE, 1024, 1024},
-                  {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},
-                  {RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
-  auto filter = sandbox::load_or_build_job_filter(cache_dir);
-  if (!filter) return std::unexpected(filter.error());
-  spec.seccomp = std::move(*filter);
-  spec.argv = req.command;
-  spec.env = job_environment(p);
-  spec.exec_candidates = exec_candidates(req.command[0], spec.env);
-  spec.prepare_exec();
-  return spec;
-}
-
-void note_full(int mount_fd, const char* what, JobRecord& rec) {
-  struct statfs fs{};
-  if (::fstatfs(mount_fd, &fs) == 0 && (fs.f_bavail == 0 || fs.f_ffree == 0)) {
-    rec.add_limit("disk");
-    (void)what;
-  }
-}
 
 // Adds the time since the previous lap to the record's timing.
 class Laps {
@@ -159,13 +62,18 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   if (!group) return std::unexpected(group.error());
   cgroup = std::move(*group);
   laps.lap("cgroup");
-  auto made = make_mounts(p, ids);
+  auto made = make_work_mounts(p, ids);
   if (!made) return std::unexpected(made.error());
   mounts = std::move(*made);
   mounts.inputs = std::move(*inputs);
   laps.lap("mounts");
-  auto spec = build_spec(req, job, mounts, env.state_dir + "/cache", rec);
-  if (!spec) return std::unexpected(spec.error());
+  std::string root = job.sub("root");
+  if (::mkdir(root.c_str(), 0711) < 0) return fail_errno("create " + root);
+  auto built = build_job_spec(req, root, mounts, env.state_dir + "/cache");
+  if (!built) return std::unexpected(built.error());
+  rec.image_name = built->image.name;
+  rec.image_digest = built->image.digest;
+  sandbox::SandboxSpec* spec = &built->spec;
   laps.lap("spec");
 
   int out[2], err[2];
@@ -174,7 +82,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   if (::pipe2(err, O_CLOEXEC) < 0) return fail_errno("create the stderr pipe");
   UniqueFd err_r(err[0]), err_w(err[1]);
 
-  auto process = sandbox::launch_sandbox({&*spec, ids, cgroup.get(), std::move(out_w), std::move(err_w)});
+  auto process = sandbox::launch_sandbox({spec, ids, cgroup.get(), std::move(out_w), std::move(err_w)});
   if (!process) return std::unexpected(process.error());
   laps.lap("start");
   SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
@@ -209,10 +117,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   if (usage->oom_kills > 0) rec.add_limit("memory");
   if (facts.timed_out) rec.add_limit("wall_time");
   if (facts.cpu_exceeded) rec.add_limit("cpu_time");
-  note_full(mounts.workspace.get(), "workspace", rec);
-  note_full(mounts.tmp.get(), "tmp", rec);
-  note_full(mounts.shm.get(), "shm", rec);
-  note_full(mounts.output.get(), "output", rec);
+  note_full_mounts(mounts, rec);
 
   auto collected = collect_job_outputs(mounts.output.get(), job.sub("outputs"), p.outputs);
   if (!collected) return std::unexpected(collected.error());

@@ -95,3 +95,17 @@ TEST(RunRequest, DefaultsAreTight) {
   EXPECT_TRUE(r->policy.env.empty());
   EXPECT_EQ(r->image, "host");
 }
+
+#include "jobs/job_sandbox.h"
+
+TEST(ExecCandidates, FollowTheJobsPath) {
+  using airlock::jobs::exec_candidates;
+  EXPECT_EQ(exec_candidates("/bin/sh", {"PATH=/usr/bin"}), std::vector<std::string>{"/bin/sh"});
+  EXPECT_EQ(exec_candidates("./run.sh", {"PATH=/usr/bin"}), std::vector<std::string>{"./run.sh"});
+  EXPECT_EQ(exec_candidates("python3", {"HOME=/x", "PATH=/usr/local/bin:/usr/bin:/bin"}),
+            (std::vector<std::string>{"/usr/local/bin/python3", "/usr/bin/python3", "/bin/python3"}));
+  // Relative and empty PATH entries are skipped: the sandbox's cwd is not a search path.
+  EXPECT_EQ(exec_candidates("tool", {"PATH=.::relative:/opt/bin:"}),
+            std::vector<std::string>{"/opt/bin/tool"});
+  EXPECT_TRUE(exec_candidates("tool", {}).empty());
+}

@@ -1,0 +1,98 @@
+#include "jobs/job_sandbox.h"
+
+#include <sys/statfs.h>
+
+#include "jobs/policy.h"
+#include "sandbox/seccomp_cache.h"
+#include "sandbox/tmpfs.h"
+
+namespace airlock::jobs {
+namespace {
+constexpr uint64_t kMaxInodes = 65536;
+}  // namespace
+
+// /inputs is a tmpfs too (not a bind of a host directory): the sandbox's
+// mountinfo then shows no host path, and nothing of the job touches the disk.
+Result<UniqueFd> make_input_mount(const workspace::InputPolicy& p) {
+  return sandbox::make_detached_tmpfs(
+      {p.max_total_bytes + (1u << 20), p.max_count + 16, 0755, 0, 0, true});
+}
+
+Result<Mounts> make_work_mounts(const JobPolicy& p, const sandbox::IdMap& ids) {
+  uid_t job = ids.host_uid_of_job();
+  auto make = [&](mode_t mode, uid_t owner, bool noexec) {
+    return sandbox::make_detached_tmpfs({p.workspace_bytes, kMaxInodes, mode, owner, owner, noexec});
+  };
+  Mounts m;
+  auto output = make(0755, job, true);
+  if (!output) return std::unexpected(output.error());
+  auto workspace = make(0755, job, false);
+  if (!workspace) return std::unexpected(workspace.error());
+  auto tmp = make(01777, ids.host_base, false);
+  if (!tmp) return std::unexpected(tmp.error());
+  auto shm = make(01777, ids.host_base, true);
+  if (!shm) return std::unexpected(shm.error());
+  m.output = std::move(*output);
+  m.workspace = std::move(*workspace);
+  m.tmp = std::move(*tmp);
+  m.shm = std::move(*shm);
+  return m;
+}
+
+std::vector<std::string> exec_candidates(const std::string& program,
+                                         const std::vector<std::string>& env) {
+  if (program.find('/') != std::string::npos) return {program};
+  std::string path;
+  for (const auto& e : env)
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t colon = path.find(':', start);
+    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty() && dir[0] == '/') out.push_back(dir + "/" + program);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+Result<JobSpec> build_job_spec(const RunRequest& req, const std::string& root_mountpoint,
+                               const Mounts& mounts, const std::string& cache_dir) {
+  JobSpec job;
+  sandbox::SandboxSpec& spec = job.spec;
+  spec.uid = kSandboxUid;
+  spec.gid = kSandboxUid;
+  spec.root_mountpoint = root_mountpoint;
+  auto image = sandbox::apply_host_image(spec, cache_dir);
+  if (!image) return std::unexpected(image.error());
+  job.image = *image;
+  spec.attach = {{mounts.inputs.get(), "inputs", false},
+                 {mounts.output.get(), "output"},
+                 {mounts.workspace.get(), "workspace"},
+                 {mounts.tmp.get(), "tmp"},
+                 {mounts.shm.get(), "dev/shm"}};
+  const JobPolicy& p = req.policy;
+  rlim_t cpu_s = p.cpu_time_ms ? static_cast<rlim_t>(p.cpu_time_ms / 1000 + 1) : RLIM_INFINITY;
+  spec.rlimits = {{RLIMIT_CORE, 0, 0},
+                  {RLIMIT_NOFILE, 1024, 1024},
+                  {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},
+                  {RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
+  auto filter = sandbox::load_or_build_job_filter(cache_dir);
+  if (!filter) return std::unexpected(filter.error());
+  spec.seccomp = std::move(*filter);
+  spec.argv = req.command;
+  spec.env = job_environment(p);
+  spec.exec_candidates = exec_candidates(req.command[0], spec.env);
+  spec.prepare_exec();
+  return job;
+}
+
+void note_full_mounts(const Mounts& mounts, JobRecord& rec) {
+  for (int fd : {mounts.output.get(), mounts.workspace.get(), mounts.tmp.get(), mounts.shm.get()}) {
+    struct statfs fs{};
+    if (::fstatfs(fd, &fs) == 0 && (fs.f_bavail == 0 || fs.f_ffree == 0)) rec.add_limit("disk");
+  }
+}
+
+}  // namespace airlock::jobs

@@ -1,0 +1,45 @@
+// What a job's sandbox is made of: its filesystems (host-made tmpfs) and the
+// SandboxSpec the child follows. Decided on the host before the clone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "jobs/record.h"
+#include "jobs/run_request.h"
+#include "sandbox/host_image.h"
+#include "sandbox/spec.h"
+
+namespace airlock::jobs {
+
+inline constexpr uid_t kSandboxUid = 1000;
+
+struct Mounts {  // the job's own filesystems, held by the host
+  UniqueFd inputs, output, workspace, tmp, shm;
+};
+
+// /inputs: a tmpfs made by the host (root-owned, noexec), filled by admission.
+Result<UniqueFd> make_input_mount(const workspace::InputPolicy& policy);
+// /output, /workspace (job-owned), /tmp, /dev/shm (sticky), each workspace_bytes.
+Result<Mounts> make_work_mounts(const JobPolicy& policy, const sandbox::IdMap& ids);
+
+// Full paths to try for `program`: itself when it has a '/', else each
+// absolute directory of the job's PATH.
+std::vector<std::string> exec_candidates(const std::string& program,
+                                         const std::vector<std::string>& env);
+
+struct JobSpec {
+  sandbox::SandboxSpec spec;
+  sandbox::ImageInfo image;
+};
+
+// The host image, the job's mounts, rlimits, the seccomp filter, argv and env.
+Result<JobSpec> build_job_spec(const RunRequest& request, const std::string& root_mountpoint,
+                               const Mounts& mounts, const std::string& cache_dir);
+
+// Adds "disk" to the record's limits when a writable mount is full.
+void note_full_mounts(const Mounts& mounts, JobRecord& record);
+
+}  // namespace airlock::jobs

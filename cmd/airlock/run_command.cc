@@ -71,7 +71,7 @@ int run_command(const std::vector<std::string>& args) {
   }
   if (request->json) {
     (void)sys::write_all(STDOUT_FILENO, text);
-  } else {
+  } else if (!request->quiet) {
     std::fprintf(stderr, "airlock: job %s %s (%s) in %llu ms; record: %s\n", record.id.c_str(),
                  std::string(jobs::outcome_name(record.outcome)).c_str(), record.reason.c_str(),
                  static_cast<unsigned long long>(record.usage.wall_ms),

@@ -14,6 +14,7 @@ const char* const kRunUsage =
     "  --output-dir DIR      where accepted outputs are copied (created if missing)\n"
     "  --record FILE         write the job record (JSON) here\n"
     "  --json                print the job record on stdout\n"
+    "  --quiet               no summary line on stderr\n"
     "  --timeout SECONDS     wall-clock limit (default 60)\n"
     "  --cpu-time SECONDS    CPU time over all processes (default 60)\n"
     "  --memory SIZE         memory limit, e.g. 256M (default 512M)\n"
@@ -146,6 +147,10 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
     }
     if (a == "--json") {
       req.json = true;
+      continue;
+    }
+    if (a == "--quiet") {
+      req.quiet = true;
       continue;
     }
     std::string name = a, value;

@@ -16,6 +16,7 @@ struct RunRequest {
   std::string output_dir;           // empty: outputs are only listed in the record
   std::string record_path;          // empty: not written besides the state dir
   bool json = false;
+  bool quiet = false;  // no summary line on stderr (the service reads stderr as the program's)
   std::string image = "host";
   std::string state_dir;  // empty: $AIRLOCK_STATE_DIR or /var/lib/airlock
   JobPolicy policy;

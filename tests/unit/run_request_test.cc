@@ -28,7 +28,7 @@ TEST(RunRequest, SecondsBecomeMilliseconds) {
 
 TEST(RunRequest, ParsesEveryOption) {
   auto r = parse_run_args({"--input", "a.csv", "--input=b.csv", "--output-dir", "out", "--record",
-                           "rec.json", "--json", "--timeout", "5", "--cpu-time", "2", "--memory",
+                           "rec.json", "--json", "--quiet", "--timeout", "5", "--cpu-time", "2", "--memory",
                            "128M", "--pids", "32", "--cpus", "0.5", "--env", "A=1", "--env", "B=x=y",
                            "--image", "host", "--workspace-size", "64M", "--stdout-cap", "4K", "--",
                            "python3", "-c", "print(1)"});
@@ -37,6 +37,7 @@ TEST(RunRequest, ParsesEveryOption) {
   EXPECT_EQ(r->output_dir, "out");
   EXPECT_EQ(r->record_path, "rec.json");
   EXPECT_TRUE(r->json);
+  EXPECT_TRUE(r->quiet);
   EXPECT_EQ(r->policy.timeout_ms, 5000u);
   EXPECT_EQ(r->policy.cpu_time_ms, 2000u);
   EXPECT_EQ(r->policy.memory_bytes, 128u << 20);

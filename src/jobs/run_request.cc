@@ -36,6 +36,8 @@ bool parse_number(const std::string& text, double& out) {
          (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.');
 }
 
+}  // namespace
+
 bool valid_env_name(const std::string& name) {
   if (name.empty() || name.size() > 128 || std::isdigit(static_cast<unsigned char>(name[0])))
     return false;
@@ -43,6 +45,8 @@ bool valid_env_name(const std::string& name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
   return true;
 }
+
+namespace {
 
 std::unexpected<Error> bad(const std::string& option, const std::string& value,
                            const std::string& why) {

@@ -30,6 +30,9 @@ Result<uint64_t> parse_size(const std::string& text);
 // "10", "0.5" seconds -> milliseconds.
 Result<uint64_t> parse_seconds(const std::string& text);
 
+// [A-Za-z_][A-Za-z0-9_]*, at most 128 bytes: the names --env accepts.
+bool valid_env_name(const std::string& name);
+
 extern const char* const kRunUsage;
 
 }  // namespace airlock::jobs

@@ -1,0 +1,115 @@
+#include "service/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml.hpp>
+
+namespace airlock::service {
+namespace {
+
+Status parse_listen(const std::string& text, ServiceConfig& c) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return fail("listen '" + text + "' must be HOST:PORT");
+  std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535)
+    return fail("listen '" + text + "': bad port");
+  c.listen_address = text.substr(0, colon);
+  c.listen_port = static_cast<uint16_t>(std::stoul(port));
+  return {};
+}
+
+Result<uint64_t> positive(const std::string& key, const std::string& value) {
+  if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos)
+    return fail(key + " '" + value + "' must be a whole number");
+  return std::stoull(value);
+}
+
+}  // namespace
+
+Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
+  toml::value root;
+  try {
+    std::istringstream in(text);
+    root = toml::parse(in, "config");
+  } catch (const std::exception& e) {
+    return fail(std::string("configuration: ") + e.what());
+  }
+  if (!root.is_table()) return fail("configuration: not a table");
+  static const std::set<std::string> known = {
+      "listen", "data_dir", "state_dir", "airlock_binary", "http_threads", "max_running", "max_queued",
+      "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s"};
+  try {
+    for (const auto& [key, value] : root.as_table()) {
+      if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
+      if (key == "listen") {
+        if (auto st = parse_listen(toml::get<std::string>(value), c); !st) return std::unexpected(st.error());
+      } else if (key == "data_dir") {
+        c.data_dir = toml::get<std::string>(value);
+      } else if (key == "state_dir") {
+        c.state_dir = toml::get<std::string>(value);
+      } else if (key == "airlock_binary") {
+        c.airlock_binary = toml::get<std::string>(value);
+      } else {
+        auto n = toml::get<int64_t>(value);
+        if (n < 0) return fail("configuration: " + key + " must not be negative");
+        auto u = static_cast<uint64_t>(n);
+        if (key == "http_threads") c.http_threads = static_cast<int>(std::max<uint64_t>(1, u));
+        else if (key == "max_running") c.max_running = u;
+        else if (key == "max_queued") c.max_queued = u;
+        else if (key == "max_upload_mb") c.max_upload_bytes = u << 20;
+        else if (key == "log_buffer_kb") c.log_buffer_bytes = u << 10;
+        else if (key == "retention_days") c.retention_days = u;
+        else if (key == "retention_interval_s") c.retention_interval_s = std::max<uint64_t>(1, u);
+      }
+    }
+  } catch (const std::exception& e) {
+    return fail(std::string("configuration: ") + e.what());
+  }
+  return c;
+}
+
+Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base) {
+  std::ifstream in(path);
+  if (!in) return fail("cannot read the configuration file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), std::move(base));
+}
+
+Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
+  ServiceConfig c;
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--config") {
+      auto loaded = load_config(args[i + 1], c);
+      if (!loaded) return loaded;
+      c = *loaded;
+    }
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (i + 1 >= args.size()) return fail("option " + a + " needs a value (see airlock serve --help)");
+    const std::string& v = args[++i];
+    if (a == "--config") continue;
+    if (a == "--listen") {
+      if (auto st = parse_listen(v, c); !st) return std::unexpected(st.error());
+    } else if (a == "--data-dir") {
+      c.data_dir = v;
+    } else if (a == "--state-dir") {
+      c.state_dir = v;
+    } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days") {
+      auto n = positive(a, v);
+      if (!n) return std::unexpected(n.error());
+      if (a == "--max-running") c.max_running = *n;
+      else if (a == "--max-queued") c.max_queued = *n;
+      else c.retention_days = *n;
+    } else {
+      return fail("unknown option " + a + " (see airlock serve --help)");
+    }
+  }
+  return c;
+}
+
+}  // namespace airlock::service

@@ -1,0 +1,35 @@
+// airlock serve's configuration: a TOML file, then command-line flags over it.
+// Every field has a default, so no file is needed on one machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace airlock::service {
+
+struct ServiceConfig {
+  std::string listen_address = "127.0.0.1";
+  uint16_t listen_port = 8470;
+  std::string data_dir = "/var/lib/airlock/service";  // database, uploads, artifacts
+  std::string state_dir = "/var/lib/airlock";         // airlock run's state
+  std::string airlock_binary;                         // default: this executable
+  int http_threads = 2;
+  size_t max_running = 0;  // 0: the number of cores
+  size_t max_queued = 64;
+  uint64_t max_upload_bytes = 64ull << 20;
+  uint64_t log_buffer_bytes = 1ull << 20;  // live output kept per job for SSE replay
+  uint64_t retention_days = 30;            // records and artifacts older than this are removed
+  uint64_t retention_interval_s = 3600;
+};
+
+// Reads `path` (TOML). Unknown keys are an error, so a typo is not silently ignored.
+Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base = {});
+Result<ServiceConfig> parse_config(const std::string& toml_text, ServiceConfig base = {});
+// "--listen 127.0.0.1:0", "--data-dir D", "--state-dir D", "--max-running N", "--max-queued N",
+// "--config FILE" (read first, whatever its position).
+Result<ServiceConfig> config_from_args(const std::vector<std::string>& args);
+
+}  // namespace airlock::service

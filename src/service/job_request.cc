@@ -1,0 +1,185 @@
+#include "service/job_request.h"
+
+#include <cmath>
+#include <set>
+
+#include "jobs/run_request.h"
+
+namespace airlock::service {
+namespace {
+
+using json = nlohmann::json;
+
+std::unexpected<Error> bad(const std::string& field, const std::string& why) {
+  return fail(field + ": " + why);
+}
+
+Status only_known(const json& obj, const std::string& where, const std::set<std::string>& known) {
+  for (const auto& [key, _] : obj.items())
+    if (!known.count(key)) return bad(where + key, "unknown field");
+  return {};
+}
+
+// A positive number no larger than `max` (in the field's unit), scaled.
+Result<uint64_t> bounded(const json& v, const std::string& field, double scale, uint64_t max_scaled) {
+  if (!v.is_number()) return bad(field, "must be a number");
+  double x = v.get<double>();
+  if (!std::isfinite(x) || x <= 0) return bad(field, "must be more than 0");
+  double scaled = x * scale;
+  if (scaled > static_cast<double>(max_scaled))
+    return bad(field, "exceeds the tenant's limit of " + std::to_string(max_scaled / scale));
+  return static_cast<uint64_t>(std::llround(scaled));
+}
+
+Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out) {
+  if (!p.is_object()) return bad("policy", "must be an object");
+  if (auto st = only_known(p, "policy.", {"timeout_s", "cpu_time_s", "memory_mb", "pids", "cpus", "env",
+                                          "network", "workspace_mb", "stdout_cap_kb"});
+      !st)
+    return st;
+  auto take = [&](const char* key, double scale, uint64_t max, uint64_t& field) -> Status {
+    if (!p.contains(key)) return {};
+    auto v = bounded(p[key], std::string("policy.") + key, scale, max);
+    if (!v) return std::unexpected(v.error());
+    field = *v;
+    return {};
+  };
+  if (auto st = take("timeout_s", 1000, caps.max_timeout_ms, out.timeout_ms); !st) return st;
+  if (auto st = take("cpu_time_s", 1000, caps.max_cpu_time_ms, out.cpu_time_ms); !st) return st;
+  if (auto st = take("memory_mb", 1 << 20, caps.max_memory_bytes, out.memory_bytes); !st) return st;
+  if (auto st = take("pids", 1, caps.max_pids, out.pids); !st) return st;
+  if (auto st = take("workspace_mb", 1 << 20, 4ull << 30, out.workspace_bytes); !st) return st;
+  if (auto st = take("stdout_cap_kb", 1 << 10, 16ull << 20, out.stdout_cap_bytes); !st) return st;
+  if (out.memory_bytes < (8u << 20)) return bad("policy.memory_mb", "must be at least 8");
+  if (out.pids < 4) return bad("policy.pids", "must be at least 4");
+  if (p.contains("cpus")) {
+    if (!p["cpus"].is_number()) return bad("policy.cpus", "must be a number");
+    double c = p["cpus"].get<double>();
+    if (!std::isfinite(c) || c < 0.01) return bad("policy.cpus", "must be at least 0.01");
+    if (c > caps.max_cpus) return bad("policy.cpus", "exceeds the tenant's limit of " + std::to_string(caps.max_cpus));
+    out.cpus = c;
+  }
+  if (p.contains("network")) {
+    if (p["network"] != "none") return bad("policy.network", "only \"none\" is available");
+  }
+  if (p.contains("env")) {
+    if (!p["env"].is_object()) return bad("policy.env", "must be an object of strings");
+    if (p["env"].size() > 64) return bad("policy.env", "at most 64 variables");
+    for (const auto& [name, value] : p["env"].items()) {
+      if (!value.is_string()) return bad("policy.env." + name, "must be a string");
+      std::string v = value.get<std::string>();
+      if (v.find('\0') != std::string::npos || v.size() > 4096)
+        return bad("policy.env." + name, "must be at most 4096 bytes without NUL");
+      if (!jobs::valid_env_name(name)) return bad("policy.env." + name, "is not a valid variable name");
+      out.env.emplace_back(name, v);
+    }
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> string_array(const json& v, const std::string& field, size_t max) {
+  if (!v.is_array()) return bad(field, "must be an array of strings");
+  if (v.size() > max) return bad(field, "at most " + std::to_string(max) + " entries");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) return bad(field + "[" + std::to_string(i) + "]", "must be a string");
+    std::string s = v[i].get<std::string>();
+    if (s.find('\0') != std::string::npos) return bad(field + "[" + std::to_string(i) + "]", "contains NUL");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
+  if (!body.is_object()) return fail("the body must be a JSON object");
+  if (auto st = only_known(body, "", {"command", "code", "language", "image", "inputs", "policy", "checks", "wait_s"});
+      !st)
+    return std::unexpected(st.error());
+  JobRequest r;
+  bool has_command = body.contains("command"), has_code = body.contains("code");
+  if (has_command == has_code) return fail("give exactly one of \"command\" or \"code\"");
+  if (has_command) {
+    auto cmd = string_array(body["command"], "command", 256);
+    if (!cmd) return std::unexpected(cmd.error());
+    if (cmd->empty() || (*cmd)[0].empty()) return bad("command", "must name a program");
+    r.command = std::move(*cmd);
+    if (body.contains("language")) return bad("language", "only with \"code\"");
+  } else {
+    if (!body["code"].is_string()) return bad("code", "must be a string");
+    std::string language = "python";
+    if (body.contains("language")) {
+      if (!body["language"].is_string()) return bad("language", "must be a string");
+      language = body["language"].get<std::string>();
+    }
+    if (language == "python") {
+      r.code_name = "main.py";
+      r.command = {"python3", "/inputs/main.py"};
+    } else if (language == "sh") {
+      r.code_name = "main.sh";
+      r.command = {"sh", "/inputs/main.sh"};
+    } else {
+      return bad("language", "must be \"python\" or \"sh\"");
+    }
+    r.code = body["code"].get<std::string>();
+    if (r.code->size() > (1u << 20)) return bad("code", "at most 1 MiB");
+  }
+  if (body.contains("image")) {
+    if (!body["image"].is_string()) return bad("image", "must be a string");
+    r.image = body["image"].get<std::string>();
+    if (r.image != "host") return bad("image", "unknown image (available: host)");
+  }
+  if (body.contains("inputs")) {
+    auto ids = string_array(body["inputs"], "inputs", 32);
+    if (!ids) return std::unexpected(ids.error());
+    std::set<std::string> seen;
+    for (const auto& id : *ids)
+      if (!seen.insert(id).second) return bad("inputs", "file " + id + " is listed twice");
+    r.input_ids = std::move(*ids);
+  }
+  if (body.contains("policy"))
+    if (auto st = parse_policy(body["policy"], caps, r.policy); !st) return std::unexpected(st.error());
+  if (body.contains("checks")) {
+    if (!body["checks"].is_array()) return bad("checks", "must be an array");
+    r.checks = body["checks"];
+  }
+  if (body.contains("wait_s")) {
+    if (!body["wait_s"].is_number_integer() || body["wait_s"].get<int64_t>() < 0 ||
+        body["wait_s"].get<int64_t>() > kMaxWaitSeconds)
+      return bad("wait_s", "must be a whole number of seconds from 0 to " + std::to_string(kMaxWaitSeconds));
+    r.wait_s = body["wait_s"].get<int>();
+  }
+  return r;
+}
+
+std::vector<std::string> airlock_run_args(const JobRequest& r, const std::vector<std::string>& input_paths,
+                                          const std::string& output_dir, const std::string& record_path,
+                                          const std::string& state_dir) {
+  const jobs::JobPolicy& p = r.policy;
+  auto ms = [](uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.3f", static_cast<double>(v) / 1000);
+    return std::string(buf);
+  };
+  std::vector<std::string> args = {"run", "--quiet", "--state-dir", state_dir, "--record", record_path,
+                                   "--output-dir", output_dir, "--image", r.image,
+                                   "--timeout", ms(p.timeout_ms), "--cpu-time", ms(p.cpu_time_ms),
+                                   "--memory", std::to_string(p.memory_bytes), "--pids", std::to_string(p.pids),
+                                   "--cpus", std::to_string(p.cpus),
+                                   "--workspace-size", std::to_string(p.workspace_bytes),
+                                   "--stdout-cap", std::to_string(p.stdout_cap_bytes)};
+  for (const auto& path : input_paths) {
+    args.push_back("--input");
+    args.push_back(path);
+  }
+  for (const auto& [name, value] : p.env) {
+    args.push_back("--env");
+    args.push_back(name + "=" + value);
+  }
+  args.push_back("--");
+  args.insert(args.end(), r.command.begin(), r.command.end());
+  return args;
+}
+
+}  // namespace airlock::service

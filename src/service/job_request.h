@@ -1,0 +1,48 @@
+// The body of POST /v1/jobs, checked field by field, and its translation into
+// `airlock run` arguments. Pure: no files, no clock; every refusal is one
+// clear message naming the field.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "jobs/policy.h"
+
+namespace airlock::service {
+
+// What a tenant's jobs may ask for at most.
+struct PolicyCaps {
+  uint64_t max_timeout_ms = 600'000;
+  uint64_t max_cpu_time_ms = 600'000;
+  uint64_t max_memory_bytes = 1ull << 30;
+  uint64_t max_pids = 512;
+  double max_cpus = 2;
+};
+
+struct JobRequest {
+  std::vector<std::string> command;  // what runs (for "code": the interpreter + /inputs/<code_name>)
+  std::optional<std::string> code;   // source to admit as an input named code_name
+  std::string code_name;             // "main.py" or "main.sh"
+  std::vector<std::string> input_ids;
+  std::string image = "host";
+  jobs::JobPolicy policy;
+  nlohmann::json checks = nlohmann::json::array();
+  int wait_s = 0;  // answer when the job ends, or after this many seconds
+};
+
+inline constexpr int kMaxWaitSeconds = 300;
+
+Result<JobRequest> parse_job_request(const nlohmann::json& body, const PolicyCaps& caps);
+
+// Arguments after "airlock run" (not including the program path).
+std::vector<std::string> airlock_run_args(const JobRequest& request,
+                                          const std::vector<std::string>& input_paths,
+                                          const std::string& output_dir,
+                                          const std::string& record_path,
+                                          const std::string& state_dir);
+
+}  // namespace airlock::service

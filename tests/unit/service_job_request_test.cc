@@ -1,0 +1,108 @@
+#include "service/job_request.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "service/config.h"
+
+using namespace airlock::service;
+using nlohmann::json;
+
+namespace {
+std::string error_of(const json& body, PolicyCaps caps = {}) {
+  auto r = parse_job_request(body, caps);
+  return r ? std::string("<accepted>") : r.error().message();
+}
+}  // namespace
+
+TEST(JobRequest, CommandOrCode) {
+  auto r = parse_job_request(json{{"command", {"python3", "-c", "print(1)"}}}, {});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->command[0], "python3");
+  EXPECT_FALSE(r->code);
+  auto c = parse_job_request(json{{"code", "print(2)"}}, {});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->command, (std::vector<std::string>{"python3", "/inputs/main.py"}));
+  EXPECT_EQ(c->code_name, "main.py");
+  auto s = parse_job_request(json{{"code", "echo hi"}, {"language", "sh"}}, {});
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->command[0], "sh");
+}
+
+TEST(JobRequest, RefusalsNameTheField) {
+  EXPECT_NE(error_of(json::array()).find("JSON object"), std::string::npos);
+  EXPECT_NE(error_of(json::object()).find("exactly one"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"code", "y"}}).find("exactly one"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", "ls"}}).find("command: must be an array"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {1}}}).find("command[0]"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", json::array()}}).find("must name a program"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"bogus", 1}}).find("bogus: unknown field"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"nope", 1}}}}).find("policy.nope"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"timeout_s", "10"}}}}).find("policy.timeout_s: must be a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"timeout_s", -1}}}}).find("more than 0"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"network", "all"}}}}).find("policy.network"),
+            std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"env", {{"1X", "v"}}}}}}).find("policy.env.1X"),
+            std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"image", "ubuntu"}}).find("image"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"inputs", {"f1", "f1"}}}).find("twice"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"wait_s", 9999}}).find("wait_s"), std::string::npos);
+  EXPECT_NE(error_of(json{{"code", "x"}, {"language", "ruby"}}).find("language"), std::string::npos);
+}
+
+TEST(JobRequest, TenantCapsBound) {
+  PolicyCaps caps;
+  caps.max_memory_bytes = 256ull << 20;
+  caps.max_timeout_ms = 10'000;
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"memory_mb", 512}}}}, caps).find("tenant's limit"),
+            std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"timeout_s", 11}}}}, caps).find("tenant's limit"),
+            std::string::npos);
+  auto ok = parse_job_request(json{{"command", {"x"}}, {"policy", {{"memory_mb", 128}, {"timeout_s", 2.5}}}}, caps);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->policy.memory_bytes, 128ull << 20);
+  EXPECT_EQ(ok->policy.timeout_ms, 2500u);
+}
+
+TEST(JobRequest, TranslatesToAirlockRunArguments) {
+  auto r = parse_job_request(json{{"command", {"python3", "/inputs/a.py"}},
+                                  {"policy", {{"timeout_s", 5}, {"env", {{"MODE", "x y"}}}}}},
+                             {});
+  ASSERT_TRUE(r.has_value());
+  auto args = airlock_run_args(*r, {"/data/f/1/a.py"}, "/data/out", "/data/rec.json", "/state");
+  auto at = [&](const std::string& flag) {
+    auto it = std::find(args.begin(), args.end(), flag);
+    return it == args.end() || it + 1 == args.end() ? std::string("<none>") : *(it + 1);
+  };
+  EXPECT_EQ(args[0], "run");
+  EXPECT_EQ(at("--timeout"), "5.000");
+  EXPECT_EQ(at("--input"), "/data/f/1/a.py");
+  EXPECT_EQ(at("--env"), "MODE=x y");
+  EXPECT_EQ(at("--record"), "/data/rec.json");
+  EXPECT_EQ(at("--state-dir"), "/state");
+  EXPECT_NE(std::find(args.begin(), args.end(), "--quiet"), args.end());
+  auto dashdash = std::find(args.begin(), args.end(), "--");
+  ASSERT_NE(dashdash, args.end());
+  EXPECT_EQ(std::vector<std::string>(dashdash + 1, args.end()),
+            (std::vector<std::string>{"python3", "/inputs/a.py"}));
+}
+
+TEST(ServiceConfig, TomlThenFlags) {
+  auto c = parse_config("listen = \"127.0.0.1:9000\"\nmax_running = 3\ndata_dir = \"/d\"\n");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->listen_port, 9000);
+  EXPECT_EQ(c->max_running, 3u);
+  EXPECT_EQ(c->data_dir, "/d");
+  EXPECT_FALSE(parse_config("lisen = \"x\"\n").has_value());  // typo: refused
+  EXPECT_FALSE(parse_config("max_running = -1\n").has_value());
+  EXPECT_FALSE(parse_config("listen = \"nohostport\"\n").has_value());
+  EXPECT_FALSE(parse_config("[[[").has_value());
+  auto f = config_from_args({"--listen", "127.0.0.1:0", "--max-queued", "5"});
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->listen_port, 0);
+  EXPECT_EQ(f->max_queued, 5u);
+  EXPECT_FALSE(config_from_args({"--max-queued", "five"}).has_value());
+  EXPECT_FALSE(config_from_args({"--bogus", "1"}).has_value());
+}

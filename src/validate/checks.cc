@@ -1,0 +1,480 @@
+#include "validate/checks.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string_view>
+
+#include "validate/csv.h"
+#include "validate/image_size.h"
+#include "validate/json_schema.h"
+#include "validate/text.h"
+
+namespace airlock::validate {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxDetailBytes = 2000;
+constexpr size_t kMaxNameBytes = 128;
+constexpr size_t kMaxFileNameBytes = 4096;
+constexpr size_t kMaxSumInputs = 64;
+
+// --- Typed specs, parsed from a check's JSON ------------------------------
+
+struct ColumnRef {
+  std::string file;
+  std::string column;
+};
+
+struct CsvSumSpec {
+  std::string output;
+  std::string column;
+  std::vector<ColumnRef> inputs;
+  double tolerance = 1e-9;
+  std::optional<double> relative_tolerance;
+};
+
+struct RowCountSpec {
+  std::string output;
+  std::optional<uint64_t> min, max;
+};
+
+struct SchemaSpec {
+  std::string output;
+  const json* schema = nullptr;
+};
+
+struct ImageSpec {
+  std::string output;
+  std::optional<uint64_t> min_width, max_width, min_height, max_height;
+};
+
+std::string join(const std::vector<std::string_view>& items) {
+  std::string out;
+  for (auto item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+// Field access with errors of the form `checks[2].field: ...`.
+class Fields {
+ public:
+  Fields(const json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+
+  Status only(const std::vector<std::string_view>& allowed) const {
+    for (const auto& [key, value] : obj_.items()) {
+      bool known = false;
+      for (auto a : allowed) known = known || key == a;
+      if (!known)
+        return fail(where_ + ": unknown field " + in_quotes(key) + " (allowed: " + join(allowed) + ")");
+    }
+    return {};
+  }
+
+  const json* find(std::string_view key) const {
+    auto it = obj_.find(key);
+    return it == obj_.end() ? nullptr : &*it;
+  }
+
+  std::string at(std::string_view key) const { return where_ + "." + std::string(key); }
+
+  Result<std::string> string(std::string_view key, size_t max_bytes) const {
+    const json* v = find(key);
+    if (!v) return fail(at(key) + ": missing (a string is required)");
+    if (!v->is_string()) return fail(at(key) + ": must be a string");
+    const auto& s = v->get_ref<const std::string&>();
+    if (s.empty() || s.size() > max_bytes || s.find('\0') != std::string::npos)
+      return fail(at(key) + ": must be a non-empty string of at most " + std::to_string(max_bytes) +
+                  " bytes without NUL");
+    return s;
+  }
+
+  Result<std::optional<uint64_t>> count(std::string_view key) const {
+    const json* v = find(key);
+    if (!v) return std::optional<uint64_t>{};
+    if (v->is_number_unsigned()) return std::optional<uint64_t>{v->get<uint64_t>()};
+    if (v->is_number_integer() && v->get<int64_t>() >= 0)
+      return std::optional<uint64_t>{static_cast<uint64_t>(v->get<int64_t>())};
+    return fail(at(key) + ": must be a non-negative integer");
+  }
+
+  Result<std::optional<double>> non_negative(std::string_view key) const {
+    const json* v = find(key);
+    if (!v) return std::optional<double>{};
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0)
+      return fail(at(key) + ": must be a non-negative number");
+    return std::optional<double>{v->get<double>()};
+  }
+
+  const std::string& where() const { return where_; }
+
+ private:
+  const json& obj_;
+  std::string where_;
+};
+
+Status bounds_in_order(const Fields& f, const std::optional<uint64_t>& min,
+                       const std::optional<uint64_t>& max, std::string_view min_key,
+                       std::string_view max_key) {
+  if (min && max && *min > *max)
+    return fail(f.at(min_key) + ": " + std::to_string(*min) + " is greater than " +
+                std::string(max_key) + " " + std::to_string(*max));
+  return {};
+}
+
+Result<CsvSumSpec> parse_csv_sum(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "column", "inputs", "tolerance",
+                       "relative_tolerance"});
+      !s)
+    return std::unexpected(s.error());
+  CsvSumSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  auto column = f.string("column", kMaxFileNameBytes);
+  if (!column) return std::unexpected(column.error());
+  spec.column = *column;
+  const json* inputs = f.find("inputs");
+  if (!inputs) return fail(f.at("inputs") + ": missing (an array of {\"file\", \"column\"} is required)");
+  if (!inputs->is_array() || inputs->empty() || inputs->size() > kMaxSumInputs)
+    return fail(f.at("inputs") + ": must be an array of 1 to " + std::to_string(kMaxSumInputs) +
+                " {\"file\", \"column\"} objects");
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    std::string where = f.at("inputs") + "[" + std::to_string(i) + "]";
+    if (!(*inputs)[i].is_object()) return fail(where + ": must be an object {\"file\", \"column\"}");
+    Fields in((*inputs)[i], where);
+    if (auto s = in.only({"file", "column"}); !s) return std::unexpected(s.error());
+    auto file = in.string("file", kMaxFileNameBytes);
+    if (!file) return std::unexpected(file.error());
+    auto col = in.string("column", kMaxFileNameBytes);
+    if (!col) return std::unexpected(col.error());
+    spec.inputs.push_back({*file, *col});
+  }
+  auto tolerance = f.non_negative("tolerance");
+  if (!tolerance) return std::unexpected(tolerance.error());
+  if (*tolerance) spec.tolerance = **tolerance;
+  auto relative = f.non_negative("relative_tolerance");
+  if (!relative) return std::unexpected(relative.error());
+  spec.relative_tolerance = *relative;
+  return spec;
+}
+
+Result<RowCountSpec> parse_row_count(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "min", "max"}); !s) return std::unexpected(s.error());
+  RowCountSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  auto min = f.count("min");
+  if (!min) return std::unexpected(min.error());
+  auto max = f.count("max");
+  if (!max) return std::unexpected(max.error());
+  spec.min = *min;
+  spec.max = *max;
+  if (!spec.min && !spec.max) return fail(f.where() + ": needs \"min\", \"max\" or both");
+  if (auto s = bounds_in_order(f, spec.min, spec.max, "min", "max"); !s)
+    return std::unexpected(s.error());
+  return spec;
+}
+
+Result<SchemaSpec> parse_schema_check(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "schema"}); !s) return std::unexpected(s.error());
+  SchemaSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  spec.schema = f.find("schema");
+  if (!spec.schema) return fail(f.at("schema") + ": missing (a JSON Schema is required)");
+  if (auto s = check_schema(*spec.schema); !s)
+    return fail(f.at("schema") + ": " + s.error().what);
+  return spec;
+}
+
+Result<ImageSpec> parse_image(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "min_width", "max_width", "min_height",
+                       "max_height"});
+      !s)
+    return std::unexpected(s.error());
+  ImageSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  std::optional<uint64_t>* slots[] = {&spec.min_width, &spec.max_width, &spec.min_height,
+                                      &spec.max_height};
+  const char* keys[] = {"min_width", "max_width", "min_height", "max_height"};
+  for (size_t i = 0; i < 4; ++i) {
+    auto v = f.count(keys[i]);
+    if (!v) return std::unexpected(v.error());
+    *slots[i] = *v;
+  }
+  if (!spec.min_width && !spec.max_width && !spec.min_height && !spec.max_height)
+    return fail(f.where() + ": needs at least one of \"min_width\", \"max_width\", "
+                            "\"min_height\", \"max_height\"");
+  if (auto s = bounds_in_order(f, spec.min_width, spec.max_width, "min_width", "max_width"); !s)
+    return std::unexpected(s.error());
+  if (auto s = bounds_in_order(f, spec.min_height, spec.max_height, "min_height", "max_height"); !s)
+    return std::unexpected(s.error());
+  return spec;
+}
+
+const std::vector<std::string_view> kKinds = {"csv_column_sum", "csv_row_count", "json_schema",
+                                              "image_dimensions"};
+
+// Checks one element's shape; returns its kind.
+Result<std::string> check_shape(const json& element, const std::string& where) {
+  if (!element.is_object()) return fail(where + ": must be an object");
+  Fields f(element, where);
+  auto kind = f.string("kind", 64);
+  if (!kind) return std::unexpected(kind.error());
+  Status shape;
+  if (*kind == "csv_column_sum") {
+    if (auto s = parse_csv_sum(f); !s) shape = std::unexpected(s.error());
+  } else if (*kind == "csv_row_count") {
+    if (auto s = parse_row_count(f); !s) shape = std::unexpected(s.error());
+  } else if (*kind == "json_schema") {
+    if (auto s = parse_schema_check(f); !s) shape = std::unexpected(s.error());
+  } else if (*kind == "image_dimensions") {
+    if (auto s = parse_image(f); !s) shape = std::unexpected(s.error());
+  } else {
+    return fail(f.at("kind") + ": unknown kind " + in_quotes(*kind) + " (supported: " + join(kKinds) +
+                ")");
+  }
+  if (!shape) return std::unexpected(shape.error());
+  if (const json* name = f.find("name")) {
+    if (!name->is_string() || name->get_ref<const std::string&>().empty() ||
+        name->get_ref<const std::string&>().size() > kMaxNameBytes)
+      return fail(f.at("name") + ": must be a non-empty string of at most " +
+                  std::to_string(kMaxNameBytes) + " bytes");
+  }
+  return *kind;
+}
+
+// --- Running --------------------------------------------------------------
+
+std::string no_output(const std::string& name) {
+  return "no accepted output named " + in_quotes(name, 300);
+}
+
+// Decimals enough to show a difference of `tolerance`: 2 at least, 12 at most.
+int decimals_for(double tolerance) {
+  if (!(tolerance > 0)) return 12;
+  int d = static_cast<int>(std::ceil(-std::log10(tolerance)));
+  return std::clamp(d, 2, 12);
+}
+
+std::string format_number(double x, int decimals) {
+  char buf[64];
+  if (std::fabs(x) < 1e15)
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  else
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+std::string format_tolerance(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+std::string column_name(const std::string& file, const std::string& column) {
+  return printable(file, 200) + ":" + printable(column, 100);
+}
+
+// Neumaier-compensated sum of one column; errors name the file, column and row.
+Result<double> sum_column(const std::string& file, const std::string& text,
+                          const std::string& column) {
+  auto table = parse_csv(text);
+  if (!table) return fail(printable(file, 200) + ": " + table.error().what);
+  auto index = find_column(*table, column);
+  if (!index) return fail(printable(file, 200) + ": " + index.error().what);
+  double sum = 0, compensation = 0;
+  for (size_t r = 0; r < table->rows.size(); ++r) {
+    const std::string& cell = table->rows[r][*index];
+    auto value = parse_number(cell);
+    if (!value) {
+      std::string where = column_name(file, column) + " row " + std::to_string(r + 1) + " (line " +
+                          std::to_string(table->row_lines[r]) + ")";
+      bool blank = cell.find_first_not_of(" \t") == std::string::npos;
+      return fail(where + (blank ? ": empty cell" : ": " + in_quotes(cell, 60) + " is not a number"));
+    }
+    double t = sum + *value;
+    if (std::fabs(sum) >= std::fabs(*value))
+      compensation += (sum - t) + *value;
+    else
+      compensation += (*value - t) + sum;
+    sum = t;
+  }
+  double total = sum + compensation;
+  if (!std::isfinite(total)) return fail("sum of " + column_name(file, column) + " overflows");
+  return total;
+}
+
+CheckResult run_csv_sum(const CsvSumSpec& spec, const FileSource& outputs,
+                        const FileSource& inputs) {
+  CheckResult r;
+  auto out_text = outputs(spec.output);
+  if (!out_text) return {.detail = no_output(spec.output)};
+  auto out_sum = sum_column(spec.output, *out_text, spec.column);
+  if (!out_sum) return {.detail = out_sum.error().what};
+  double in_sum = 0;
+  std::string in_names;
+  for (const auto& in : spec.inputs) {
+    auto text = inputs(in.file);
+    if (!text) return {.detail = "no admitted input named " + in_quotes(in.file, 300)};
+    auto s = sum_column(in.file, *text, in.column);
+    if (!s) return {.detail = s.error().what};
+    in_sum += *s;
+    if (!in_names.empty()) in_names += " + ";
+    in_names += column_name(in.file, in.column);
+  }
+  if (!std::isfinite(in_sum)) return {.detail = "sum of " + in_names + " overflows"};
+  double diff = std::fabs(*out_sum - in_sum);
+  double allowed = spec.tolerance;
+  if (spec.relative_tolerance)
+    allowed = std::max(allowed, *spec.relative_tolerance * std::max(std::fabs(*out_sum), std::fabs(in_sum)));
+  int decimals = decimals_for(spec.tolerance);
+  std::string tolerance = "tolerance " + format_tolerance(spec.tolerance);
+  if (spec.relative_tolerance)
+    tolerance += ", relative tolerance " + format_tolerance(*spec.relative_tolerance);
+  std::string sums = "sum of " + column_name(spec.output, spec.column) + " = " +
+                     format_number(*out_sum, decimals) + ", sum of " + in_names + " = " +
+                     format_number(in_sum, decimals);
+  r.passed = diff <= allowed;
+  if (r.passed)
+    r.detail = sums + " (" + tolerance + ")";
+  else
+    r.detail = sums + ": they differ by " + format_number(diff, decimals) + ", more than the " +
+               tolerance;
+  return r;
+}
+
+std::string plural(uint64_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+CheckResult run_row_count(const RowCountSpec& spec, const FileSource& outputs) {
+  auto text = outputs(spec.output);
+  if (!text) return {.detail = no_output(spec.output)};
+  auto table = parse_csv(*text);
+  if (!table) return {.detail = printable(spec.output, 200) + ": " + table.error().what};
+  uint64_t rows = table->rows.size();
+  std::string has = printable(spec.output, 200) + " has " + plural(rows, "data row");
+  if (spec.min && rows < *spec.min) return {.detail = has + ", fewer than min " + std::to_string(*spec.min)};
+  if (spec.max && rows > *spec.max) return {.detail = has + ", more than max " + std::to_string(*spec.max)};
+  std::string bounds = spec.min ? "min " + std::to_string(*spec.min) : "";
+  if (spec.max) bounds += (bounds.empty() ? "" : ", ") + std::string("max ") + std::to_string(*spec.max);
+  return {.passed = true, .detail = has + " (" + bounds + ")"};
+}
+
+CheckResult run_schema(const SchemaSpec& spec, const FileSource& outputs) {
+  auto text = outputs(spec.output);
+  if (!text) return {.detail = no_output(spec.output)};
+  auto doc = parse_json_document(*text);
+  if (!doc) return {.detail = printable(spec.output, 200) + ": " + doc.error().what};
+  if (auto s = validate_json(*spec.schema, *doc); !s)
+    return {.detail = printable(spec.output, 200) + " does not match the schema: " + s.error().what};
+  return {.passed = true, .detail = printable(spec.output, 200) + " matches the schema"};
+}
+
+CheckResult run_image(const ImageSpec& spec, const FileSource& outputs) {
+  auto bytes = outputs(spec.output);
+  if (!bytes) return {.detail = no_output(spec.output)};
+  auto size = image_size(*bytes);
+  if (!size) return {.detail = printable(spec.output, 200) + ": " + size.error().what};
+  std::string is = printable(spec.output, 200) + " is a " + std::to_string(size->width) + "x" +
+                   std::to_string(size->height) + " " + size->format;
+  struct Bound {
+    const char* key;
+    const std::optional<uint64_t>& limit;
+    uint32_t value;
+    bool is_min;
+  };
+  const Bound bounds[] = {{"min_width", spec.min_width, size->width, true},
+                          {"max_width", spec.max_width, size->width, false},
+                          {"min_height", spec.min_height, size->height, true},
+                          {"max_height", spec.max_height, size->height, false}};
+  std::string shown;
+  for (const Bound& b : bounds) {
+    if (!b.limit) continue;
+    std::string dimension = std::string(b.key).substr(4);  // "width" / "height"
+    if (b.is_min ? b.value < *b.limit : b.value > *b.limit)
+      return {.detail = is + ": " + dimension + " " + std::to_string(b.value) + " is " +
+                        (b.is_min ? "below " : "above ") + b.key + " " + std::to_string(*b.limit)};
+    if (!shown.empty()) shown += ", ";
+    shown += std::string(b.key) + " " + std::to_string(*b.limit);
+  }
+  return {.passed = true, .detail = is + " (" + shown + ")"};
+}
+
+CheckResult run_one(const Check& check, size_t index, const FileSource& outputs,
+                    const FileSource& inputs) {
+  std::string where = "checks[" + std::to_string(index) + "]";
+  auto invalid = [](const Error& e) { return CheckResult{.detail = "invalid check: " + e.what}; };
+  if (!check.spec.is_object()) return invalid(Error{where + ": must be an object"});
+  Fields f(check.spec, where);
+  if (check.kind == "csv_column_sum") {
+    auto spec = parse_csv_sum(f);
+    return spec ? run_csv_sum(*spec, outputs, inputs) : invalid(spec.error());
+  }
+  if (check.kind == "csv_row_count") {
+    auto spec = parse_row_count(f);
+    return spec ? run_row_count(*spec, outputs) : invalid(spec.error());
+  }
+  if (check.kind == "json_schema") {
+    auto spec = parse_schema_check(f);
+    return spec ? run_schema(*spec, outputs) : invalid(spec.error());
+  }
+  if (check.kind == "image_dimensions") {
+    auto spec = parse_image(f);
+    return spec ? run_image(*spec, outputs) : invalid(spec.error());
+  }
+  return invalid(Error{where + ": unknown kind " + in_quotes(check.kind)});
+}
+
+}  // namespace
+
+Result<std::vector<Check>> parse_checks(const json& checks) {
+  std::vector<Check> parsed;
+  if (checks.is_null()) return parsed;
+  if (!checks.is_array()) return fail("checks: must be an array");
+  if (checks.size() > kMaxChecks)
+    return fail("checks: at most " + std::to_string(kMaxChecks) + " checks, got " +
+                std::to_string(checks.size()));
+  std::set<std::string> labels;
+  for (size_t i = 0; i < checks.size(); ++i) {
+    std::string where = "checks[" + std::to_string(i) + "]";
+    auto kind = check_shape(checks[i], where);
+    if (!kind) return std::unexpected(kind.error());
+    Check check{*kind, checks[i], ""};
+    auto name = checks[i].find("name");
+    check.label = name != checks[i].end() ? name->get<std::string>() : *kind + "#" + std::to_string(i);
+    if (!labels.insert(check.label).second)
+      return fail(where + ".name: the label " + in_quotes(check.label) + " is used by an earlier check");
+    parsed.push_back(std::move(check));
+  }
+  return parsed;
+}
+
+std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
+                                    const FileSource& inputs) {
+  std::vector<CheckResult> results;
+  results.reserve(checks.size());
+  for (size_t i = 0; i < checks.size(); ++i) {
+    CheckResult r = run_one(checks[i], i, outputs, inputs);
+    r.label = checks[i].label;
+    r.kind = checks[i].kind;
+    r.detail = truncate_utf8(std::move(r.detail), kMaxDetailBytes);
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+json to_json(const CheckResult& r) {
+  return json{{"label", r.label}, {"kind", r.kind}, {"passed", r.passed}, {"detail", r.detail}};
+}
+
+}  // namespace airlock::validate

@@ -1,0 +1,58 @@
+// Semantic checks an application declares for a job ("checks" in the
+// request), run by airlock on the host after the job, on the accepted outputs
+// and the admitted inputs. Pure logic: files arrive through FileSource.
+// The kinds and their fields are documented in docs/checks.md.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+
+namespace airlock::validate {
+
+inline constexpr size_t kMaxChecks = 32;
+
+// One declared check: `spec` is the whole element of the "checks" array
+// (including "kind"); `label` is spec["name"], or kind + "#" + index.
+struct Check {
+  std::string kind;
+  nlohmann::json spec;
+  std::string label;
+};
+
+// Parses and validates the shapes of the checks: null means none; otherwise
+// an array of at most kMaxChecks objects, each of a known kind with exactly
+// its fields, well typed, and distinct labels. A JSON Schema is checked here
+// too (unsupported keywords, bad patterns, dangling $ref). The error names the
+// check index and field: `checks[2].tolerance: must be a non-negative number`.
+Result<std::vector<Check>> parse_checks(const nlohmann::json& checks);
+
+struct CheckResult {
+  std::string label;
+  std::string kind;
+  bool passed = false;
+  // One line, valid UTF-8, at most 2000 bytes, e.g. "sum of summary.csv:total =
+  // 40062.50, sum of sales_jan.csv:revenue + sales_feb.csv:revenue = 40062.50
+  // (tolerance 0.01)".
+  std::string detail;
+};
+
+// Reads a file by name; nullopt when there is no such (accepted) file.
+using FileSource = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Runs every check, in order, each independently. A check that names a file
+// that is not an accepted output fails with "no accepted output named X"; an
+// input that was not admitted, with "no admitted input named X". A Check that
+// did not come from parse_checks and is malformed fails with "invalid check: ...".
+std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
+                                    const FileSource& inputs);
+
+// {"label": ..., "kind": ..., "passed": ..., "detail": ...}
+nlohmann::json to_json(const CheckResult& r);
+
+}  // namespace airlock::validate

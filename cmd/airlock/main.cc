@@ -7,13 +7,15 @@
 
 int run_command(const std::vector<std::string>& args);    // run_command.cc
 int sweep_command(const std::vector<std::string>& args);  // sweep_command.cc
+int serve_command(const std::vector<std::string>& args);  // serve_command.cc
 
 namespace {
 
 const char* const kUsage =
     "usage: airlock COMMAND [ARGS]\n"
     "  run [OPTIONS] -- COMMAND [ARG...]   run a command in a fresh sandbox (see airlock run --help)\n"
-    "  sweep                               remove what dead airlock processes left behind\n";
+    "  sweep                               remove what dead airlock processes left behind\n"
+    "  serve [OPTIONS]                     the job service over HTTP (see airlock serve --help)\n";
 
 }  // namespace
 
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "run") return run_command(args);
   if (command == "sweep") return sweep_command(args);
+  if (command == "serve") return serve_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

@@ -1,0 +1,101 @@
+// airlock serve: the job service over HTTP on loopback, with embedded
+// defaults (SQLite and local files under --data-dir).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/http_server.h"
+#include "service/config.h"
+#include "service/job_service.h"
+#include "service/routes.h"
+#include "store/store.h"
+
+using namespace airlock;
+
+namespace {
+
+const char* const kServeUsage =
+    "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--state-dir DIR]\n"
+    "                     [--max-running N] [--max-queued N] [--retention-days N]\n"
+    "  Serves the job API (docs/openapi.json) until SIGINT or SIGTERM. Defaults: 127.0.0.1:8470,\n"
+    "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n";
+
+std::mutex log_mu;
+void log_line(const nlohmann::json& j) {
+  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard lock(log_mu);
+  std::fputs(line.c_str(), stderr);
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::fputs(kServeUsage, stdout);
+    return 0;
+  }
+  auto config = service::config_from_args(args);
+  if (!config) {
+    std::fprintf(stderr, "airlock: %s\n", config.error().message().c_str());
+    return 125;
+  }
+  if (::geteuid() != 0) {
+    std::fprintf(stderr, "airlock: serve needs root (its jobs create namespaces and cgroups)\n");
+    return 125;
+  }
+  if (config->airlock_binary.empty()) {
+    char self[4096];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) config->airlock_binary.assign(self, static_cast<size_t>(n));
+  }
+  auto store = store::Store::open(config->data_dir);
+  if (!store) {
+    std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());
+    return 125;
+  }
+  // SIGINT/SIGTERM are taken by sigwait below; every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  service::JobService jobs(*config, **store);
+  jobs.set_logger(log_line);
+  if (auto st = jobs.start(); !st) {
+    std::fprintf(stderr, "airlock: cannot start the job service: %s\n", st.error().message().c_str());
+    return 125;
+  }
+  api::ServerOptions options;
+  options.address = config->listen_address;
+  options.port = config->listen_port;
+  options.threads = config->http_threads;
+  options.spool_dir = config->data_dir + "/spool";
+  options.access_log = [](const nlohmann::json& j) {
+    nlohmann::json line = j;
+    line["event"] = "http";
+    log_line(line);
+  };
+  api::HttpServer server(options);
+  service::install_routes(server, jobs);
+  auto port = server.start();
+  if (!port) {
+    std::fprintf(stderr, "airlock: cannot listen on %s:%u: %s\n", config->listen_address.c_str(),
+                 config->listen_port, port.error().message().c_str());
+    jobs.stop();
+    return 125;
+  }
+  std::printf("airlock serve: listening on http://%s:%u (data in %s)\n", config->listen_address.c_str(), *port,
+              config->data_dir.c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  log_line({{"event", "stopping"}, {"signal", sig}});
+  server.stop();
+  jobs.stop();
+  return 0;
+}

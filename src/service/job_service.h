@@ -1,0 +1,120 @@
+// The job service without HTTP: who may do what (tenant + scopes), admission
+// and scheduling, running each job as an `airlock run` process, checks,
+// artifacts, records, cancellation, restart recovery and retention. The
+// HTTP routes (routes.cc) only translate requests and responses.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "service/api_error.h"
+#include "service/config.h"
+#include "service/job_queue.h"
+#include "service/job_request.h"
+#include "service/log_buffer.h"
+#include "service/metrics.h"
+#include "store/store.h"
+
+namespace airlock::service {
+
+// The authenticated caller of one request.
+struct Caller {
+  store::ApiKey key;
+  store::Tenant tenant;
+  bool can(const std::string& scope) const { return key.scopes.count(scope) > 0; }
+};
+
+struct OutputFile {
+  std::string path, name, sha256, type;
+  uint64_t size = 0;
+};
+
+class JobProcess;
+
+class JobService {
+ public:
+  JobService(ServiceConfig config, store::Store& store);
+  ~JobService();
+
+  // Recovers from a previous run (jobs it left are ended as sandbox_error,
+  // their sandboxes swept), then starts the workers and housekeeping.
+  Status start();
+  void stop();  // cancels running jobs, joins threads
+
+  ApiResult<Caller> authenticate(const std::string& authorization_header);
+
+  ApiResult<nlohmann::json> upload_file(const Caller& c, const std::string& name, const std::string& spooled_path,
+                                        uint64_t size);
+  // Returns the job view and whether it was newly created (false: idempotent replay).
+  ApiResult<std::pair<nlohmann::json, bool>> create_job(const Caller& c, const nlohmann::json& body,
+                                                        const std::string& idempotency_key);
+  ApiResult<nlohmann::json> job(const Caller& c, const std::string& id);
+  ApiResult<nlohmann::json> list_jobs(const Caller& c, const std::map<std::string, std::string>& query);
+  ApiResult<nlohmann::json> cancel(const Caller& c, const std::string& id);
+  ApiResult<OutputFile> output(const Caller& c, const std::string& id, const std::string& name);
+  ApiResult<nlohmann::json> publish(const Caller& c, const std::string& id, const std::string& name);
+  ApiResult<nlohmann::json> usage(const Caller& c, const std::string& from, const std::string& to);
+  // The job's live output (or, once finished, its stored output) for SSE.
+  ApiResult<std::shared_ptr<LogBuffer>> output_stream(const Caller& c, const std::string& id);
+  // Calls `done` once when the job ends, or when `timeout_s` passes (at once
+  // if it has ended), from a service thread.
+  void when_finished(const std::string& tenant_id, const std::string& job_id, int timeout_s,
+                     std::function<void()> done);
+  // Runs retention once (also done periodically).
+  ApiResult<nlohmann::json> run_retention();
+
+  // One JSON object per event (job queued, started, finished), each with the job id.
+  void set_logger(std::function<void(const nlohmann::json&)> logger) { logger_ = std::move(logger); }
+
+  std::string metrics_text() const;
+  Metrics& metrics() { return metrics_; }
+  const ServiceConfig& config() const { return config_; }
+
+ private:
+  void worker_loop();
+  void housekeeping_loop();
+  void run_one(const QueuedJob& job);
+  // Ends a job that never ran (cancelled while queued, or left by a dead service).
+  void finish_without_running(const store::JobRow& row, const std::string& outcome, const std::string& reason);
+  // The job's record is stored: finish its output buffer, answer its waiters.
+  void job_ended(const std::string& job_id);
+  nlohmann::json view(const store::JobRow& row);
+  size_t tenant_max_running(const std::string& tenant_id);
+
+  void log(nlohmann::json event) const {
+    if (logger_) logger_(event);
+  }
+
+  ServiceConfig config_;
+  store::Store& store_;
+  std::function<void(const nlohmann::json&)> logger_;
+  Metrics metrics_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_;
+  JobQueue queue_;
+  bool stopping_ = false;
+  std::map<std::string, std::shared_ptr<LogBuffer>> live_;    // running or recently finished
+  std::map<std::string, JobProcess*> processes_;              // running, for cancel
+  struct Waiter {
+    std::string job_id;
+    std::chrono::steady_clock::time_point deadline;
+    std::function<void()> done;
+  };
+  std::vector<Waiter> waiters_;
+  std::map<std::string, size_t> tenant_running_limit_;
+  std::vector<std::thread> workers_;
+  std::thread housekeeping_;
+  std::condition_variable housekeeping_wake_;
+};
+
+}  // namespace airlock::service

@@ -1,0 +1,113 @@
+#include "store/chain.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/sha256.h"
+
+namespace airlock::store {
+
+std::string record_hash(std::string_view prev_hash, std::string_view json) {
+  Sha256 h;
+  h.update(prev_hash);
+  h.update("\n");
+  h.update(json);
+  return h.hex_digest();
+}
+
+std::string retention_record_json(const std::vector<std::string>& removed_jobs,
+                                  int64_t removed_through_seq,
+                                  const std::string& last_removed_hash) {
+  nlohmann::ordered_json j;
+  j["kind"] = "retention";
+  j["removed_jobs"] = removed_jobs;
+  j["removed_through_seq"] = removed_through_seq;
+  j["last_removed_hash"] = last_removed_hash;
+  return j.dump();
+}
+
+std::optional<RetentionCover> parse_retention_record(std::string_view json) {
+  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  auto kind = j.find("kind");
+  auto through = j.find("removed_through_seq");
+  auto last = j.find("last_removed_hash");
+  if (kind == j.end() || *kind != "retention" || through == j.end() ||
+      !through->is_number_integer() || last == j.end() || !last->is_string())
+    return std::nullopt;
+  return RetentionCover{through->get<int64_t>(), last->get<std::string>()};
+}
+
+void ChainVerifier::problem(const StoredRecord& record, const std::string& what) {
+  std::string where = "tenant " + tenant_ + ": record seq " + std::to_string(record.seq);
+  where += record.job_id.empty() ? " (retention)" : " (job " + record.job_id + ")";
+  problems_.push_back(where + " " + what);
+}
+
+void ChainVerifier::note_retention(const StoredRecord& record) {
+  auto cover = parse_retention_record(record.json);
+  if (!cover) return;  // add() reports it
+  if (cover->through_seq >= record.seq) {
+    problem(record, "claims to cover seq " + std::to_string(cover->through_seq) +
+                        ", which is not before it");
+    return;
+  }
+  // Each retention removes a prefix of the chain: the widest one still present
+  // tells where the remaining records start.
+  if (!cover_ || cover->through_seq > cover_->through_seq) cover_ = *cover;
+}
+
+void ChainVerifier::start() {
+  started_ = true;
+  expected_seq_ = cover_ ? cover_->through_seq + 1 : 1;
+  expected_prev_ = cover_ ? cover_->last_hash : std::string(kZeroHash);
+}
+
+void ChainVerifier::add(const StoredRecord& record) {
+  if (!started_) start();
+  ++records_;
+  if (record.job_id.empty() && !parse_retention_record(record.json))
+    problem(record, "has no job and is not a retention record");
+  if (record.seq < expected_seq_) {
+    problem(record, "is still present although a retention record covers it");
+  } else {
+    if (record.seq > expected_seq_) {
+      std::string missing = expected_seq_ == record.seq - 1
+                                ? "seq " + std::to_string(expected_seq_)
+                                : "seq " + std::to_string(expected_seq_) + ".." +
+                                      std::to_string(record.seq - 1);
+      problems_.push_back("tenant " + tenant_ + ": records " + missing +
+                          " missing (a gap not covered by a retention record)");
+    } else if (record.prev_hash != expected_prev_) {
+      problem(record, last_ || cover_ ? "broken link: prev_hash is not the previous record's hash"
+                                      : "broken link: the first record's prev_hash is not zero");
+    }
+    expected_seq_ = record.seq + 1;
+    expected_prev_ = record.hash;
+  }
+  if (record_hash(record.prev_hash, record.json) != record.hash) problem(record, "hash mismatch");
+  if (!last_ || record.seq > last_->seq) last_ = ChainHead{record.seq, record.hash};
+}
+
+void ChainVerifier::finish(const std::optional<ChainHead>& head) {
+  std::string who = "tenant " + tenant_ + ": ";
+  if (!head) {
+    if (last_) problems_.push_back(who + "records exist but the chain head is missing");
+    return;
+  }
+  if (!last_) {
+    problems_.push_back(who + "chain head at seq " + std::to_string(head->seq) +
+                        " but no records");
+    return;
+  }
+  if (last_->seq < head->seq) {
+    problems_.push_back(who + "records seq " + std::to_string(last_->seq + 1) + ".." +
+                        std::to_string(head->seq) + " missing at the end of the chain");
+  } else if (last_->seq > head->seq) {
+    problems_.push_back(who + "record seq " + std::to_string(last_->seq) +
+                        " is beyond the chain head (seq " + std::to_string(head->seq) + ")");
+  } else if (last_->hash != head->hash) {
+    problems_.push_back(who + "the last record's hash does not match the chain head");
+  }
+}
+
+}  // namespace airlock::store

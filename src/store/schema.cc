@@ -1,0 +1,150 @@
+#include "store/schema.h"
+
+#include <array>
+#include <string>
+
+namespace airlock::store {
+
+namespace {
+
+// Step i takes the schema from version i to i + 1. Never edit a released step:
+// add one.
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {
+    // 0 -> 1: the first schema.
+    R"sql(
+CREATE TABLE tenants (
+  id               TEXT PRIMARY KEY,
+  name             TEXT NOT NULL UNIQUE,
+  max_running      INTEGER NOT NULL,
+  max_queued       INTEGER NOT NULL,
+  max_memory_bytes INTEGER NOT NULL,
+  max_timeout_ms   INTEGER NOT NULL,
+  max_cpu_time_ms  INTEGER NOT NULL,
+  max_pids         INTEGER NOT NULL,
+  created_at       TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE api_keys (
+  id            TEXT PRIMARY KEY,
+  tenant_id     TEXT NOT NULL REFERENCES tenants(id),
+  name          TEXT NOT NULL,
+  secret_sha256 TEXT NOT NULL UNIQUE,  -- the secret itself is never stored
+  scopes        TEXT NOT NULL,         -- sorted, comma-separated
+  created_at    TEXT NOT NULL,
+  revoked_at    TEXT                   -- NULL while the key is valid
+) STRICT;
+CREATE INDEX api_keys_tenant ON api_keys(tenant_id);
+
+CREATE TABLE files (
+  id         TEXT PRIMARY KEY,
+  tenant_id  TEXT NOT NULL REFERENCES tenants(id),
+  name       TEXT NOT NULL,
+  size       INTEGER NOT NULL,
+  sha256     TEXT NOT NULL,
+  path       TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX files_tenant ON files(tenant_id);
+
+CREATE TABLE jobs (
+  n               INTEGER PRIMARY KEY AUTOINCREMENT,  -- insertion order, never reused
+  id              TEXT NOT NULL UNIQUE,
+  tenant_id       TEXT NOT NULL REFERENCES tenants(id),
+  key_id          TEXT NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('queued', 'running', 'finished')),
+  request_json    TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL DEFAULT '',
+  created_at      TEXT NOT NULL,
+  started_at      TEXT NOT NULL DEFAULT '',
+  finished_at     TEXT NOT NULL DEFAULT '',
+  outcome         TEXT NOT NULL DEFAULT '',
+  pid             INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE UNIQUE INDEX jobs_idempotency ON jobs(tenant_id, idempotency_key)
+  WHERE idempotency_key <> '';
+CREATE INDEX jobs_tenant_created ON jobs(tenant_id, created_at, n);
+CREATE INDEX jobs_tenant_finished ON jobs(tenant_id, finished_at) WHERE state = 'finished';
+CREATE INDEX jobs_unfinished ON jobs(state) WHERE state <> 'finished';
+
+-- One hash chain per tenant. Retention records have job_id ''.
+CREATE TABLE records (
+  tenant_id  TEXT NOT NULL,
+  seq        INTEGER NOT NULL,
+  job_id     TEXT NOT NULL,
+  prev_hash  TEXT NOT NULL,
+  hash       TEXT NOT NULL,
+  json       TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+) STRICT;
+CREATE UNIQUE INDEX records_job ON records(job_id) WHERE job_id <> '';
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+BEGIN
+  SELECT RAISE(ABORT, 'records are append-only');
+END;
+
+-- The last link of each chain, so that a removed tail is noticed.
+CREATE TABLE chain_heads (
+  tenant_id TEXT PRIMARY KEY,
+  seq       INTEGER NOT NULL,
+  hash      TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE artifacts (
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  name   TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  type   TEXT NOT NULL,
+  size   INTEGER NOT NULL,
+  PRIMARY KEY (job_id, name)
+) STRICT;
+CREATE INDEX artifacts_sha256 ON artifacts(sha256);
+
+CREATE TABLE publications (
+  n      INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  name   TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  at     TEXT NOT NULL
+) STRICT;
+CREATE INDEX publications_job ON publications(job_id);
+)sql",
+};
+
+// PRAGMA user_version takes no bound parameter; the values are our own constants.
+constexpr std::array<const char*, kSchemaVersion + 1> kSetVersion = {
+    "PRAGMA user_version = 0", "PRAGMA user_version = 1"};
+
+}  // namespace
+
+Result<int> schema_version(Database& db) {
+  auto stmt = db.prepare("PRAGMA user_version");
+  if (!stmt) return std::unexpected(stmt.error());
+  auto row = stmt->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail("PRAGMA user_version returned no row");
+  return static_cast<int>(stmt->int64(0));
+}
+
+Status migrate(Database& db) {
+  while (true) {
+    auto tx = Transaction::begin(db);
+    if (!tx) return std::unexpected(tx.error());
+    // Read inside the write transaction: two processes opening a new file at
+    // once migrate it once.
+    auto version = schema_version(db);
+    if (!version) return std::unexpected(version.error());
+    if (*version > kSchemaVersion)
+      return fail("database schema version " + std::to_string(*version) +
+                  " is newer than this airlock's (" + std::to_string(kSchemaVersion) + ")");
+    if (*version == kSchemaVersion) return tx->commit();
+    if (*version < 0) return fail("database schema version " + std::to_string(*version));
+    if (auto st = db.exec(kMigrations[*version]); !st)
+      return fail("migrate the store to version " + std::to_string(*version + 1) + ": " +
+                  st.error().what);
+    if (auto st = db.exec(kSetVersion[*version + 1]); !st) return st;
+    if (auto st = tx->commit(); !st) return st;
+  }
+}
+
+}  // namespace airlock::store

@@ -1,0 +1,132 @@
+// The embedded store of `airlock serve`: one SQLite file in WAL mode,
+// <data_dir>/airlock.db, and a content-addressed artifact directory,
+// <data_dir>/artifacts/sha256/<2 hex>/<hex>. See docs/store.md.
+//
+// Thread safety: every method may be called from any thread. One connection
+// is shared, and a mutex serializes every use of it (SQLite writes are
+// serialized anyway; the calls are short). Copying artifact bytes and hashing
+// happen outside the mutex. Other processes (the `airlock keys` CLI while the
+// daemon runs) may open the same data directory: WAL lets them read while one
+// writes, and writers wait up to 5 s for each other.
+//
+// Tenant isolation: every lookup that takes a tenant id answers nullopt for
+// another tenant's row, exactly as for a missing one.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+#include "store/cas.h"
+#include "store/sqlite.h"
+#include "store/types.h"
+
+namespace airlock::store {
+
+class Store {
+ public:
+  // Creates the directory (0700), the database and the artifact directory;
+  // migrates an older schema.
+  static Result<std::unique_ptr<Store>> open(const std::string& data_dir);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& data_dir() const { return data_dir_; }
+
+  // Tenants. Names are unique.
+  Result<Tenant> create_tenant(const std::string& name, const TenantLimits& limits);
+  Result<std::optional<Tenant>> tenant(const std::string& id);
+  Result<std::optional<Tenant>> tenant_by_name(const std::string& name);
+  Result<std::vector<Tenant>> tenants();
+
+  // API keys: 32 random bytes shown once as "alk_<base64url>"; only
+  // sha256(secret) is stored; the id is 16 random hex characters.
+  // Returns the key and its secret.
+  Result<std::pair<ApiKey, std::string>> create_key(const std::string& tenant_id,
+                                                    const std::string& name,
+                                                    const std::set<std::string>& scopes);
+  // The key of `secret` if it exists and is not revoked.
+  Result<std::optional<ApiKey>> authenticate(const std::string& secret);
+  Result<std::vector<ApiKey>> keys(const std::string& tenant_id /* "" = all */);
+  Result<std::optional<ApiKey>> key(const std::string& key_id);
+  Status revoke_key(const std::string& key_id);
+
+  // Uploaded input files (the service streams the body to disk first).
+  Result<FileRow> add_file(const FileRow& row);  // id and created_at generated if empty
+  Result<std::optional<FileRow>> file(const std::string& tenant_id, const std::string& id);
+
+  // Jobs. A new job is always queued. With a non-empty idempotency_key, an
+  // existing job of the same tenant and key is returned instead (second: false).
+  // id and created_at are generated if empty.
+  Result<std::pair<JobRow, bool>> create_job(const JobRow& row);
+  // queued -> running; fails if the job is not queued.
+  Status mark_running(const std::string& job_id, int pid, const std::string& at);
+  // In one transaction: the job (queued or running) becomes finished with
+  // `outcome`; the record is appended to its tenant's chain (created_at =
+  // finished_at); the artifact rows are added. Fails if already finished.
+  Result<StoredRecord> finish_job(const std::string& job_id, const std::string& outcome,
+                                  const std::string& finished_at, const std::string& record_json,
+                                  const std::vector<ArtifactRow>& artifacts);
+  Result<std::optional<JobRow>> job(const std::string& tenant_id, const std::string& job_id);
+  // Newest first (created_at, then insertion order). A cursor stays valid
+  // while jobs are added: no job is repeated or skipped across pages.
+  Result<JobPage> jobs(const std::string& tenant_id, const JobFilter& filter);
+  Result<std::vector<JobRow>> unfinished_jobs();  // queued or running, all tenants, oldest first
+  // Queued and running jobs of one tenant, for its limits.
+  Result<std::pair<int, int>> active_jobs(const std::string& tenant_id);  // (queued, running)
+
+  Result<std::optional<StoredRecord>> record(const std::string& tenant_id,
+                                             const std::string& job_id);
+  Result<std::vector<ArtifactRow>> artifacts(const std::string& job_id);
+
+  // Copies `path` into the content-addressed directory (hashing while it
+  // copies; refuses a file whose sha256 is not `expected_sha256`) and returns
+  // the stored path. Put artifacts before finish_job names them: a stored file
+  // that no row references yet is kept from retention until then.
+  Result<std::string> put_artifact(const std::string& path, const std::string& expected_sha256);
+  // "" when `sha256` is not 64 lower-case hex characters.
+  std::string artifact_path(const std::string& sha256) const;
+
+  // Records that `key_id` published artifact `name` of a finished job at `at`.
+  Status publish(const std::string& job_id, const std::string& name, const std::string& key_id,
+                 const std::string& at);
+  // (name, "key_id@at"), in the order they were published.
+  Result<std::vector<std::pair<std::string, std::string>>> publications(const std::string& job_id);
+
+  // Over the tenant's finished jobs with from <= finished_at < to ("" = unbounded);
+  // cpu_ms, wall_ms and peak_memory_bytes come from the record's "usage".
+  Result<Usage> usage(const std::string& tenant_id, const std::string& from,
+                      const std::string& to);
+
+  // Removes, per tenant, the longest prefix of the chain whose records were
+  // created before `before`, with their jobs, artifact rows and publications,
+  // and the artifact files no longer referenced; appends a retention record
+  // (created at `now`) to each chain it shortened. Returns the jobs removed.
+  Result<uint64_t> remove_older_than(const std::string& before, const std::string& now);
+
+  // Recomputes every chain. Detects a changed record, a removed record (a seq
+  // gap not covered by a retention record, or a missing tail), a broken
+  // prev_hash link, and artifact rows whose file is missing.
+  Result<VerifyReport> verify();
+
+ private:
+  Store(std::string data_dir, Database db);
+  Result<StatementCache::Lease> sql(const char* text) { return statements_.get(text); }
+  Result<std::optional<JobRow>> job_locked(const std::string& job_id);
+  Result<std::optional<Tenant>> tenant_locked(const char* sql, const std::string& value);
+  Status append_record_locked(StoredRecord& record);
+
+  std::string data_dir_;
+  ContentStore cas_;
+  std::mutex mu_;
+  Database db_;                   // guarded by mu_
+  StatementCache statements_{&db_};  // guarded by mu_
+  std::set<std::string> unclaimed_artifacts_;  // put, not yet named by finish_job
+};
+
+}  // namespace airlock::store

@@ -1,0 +1,267 @@
+// Store: usage, retention and verification of the record chains.
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "store/chain.h"
+#include "store/store.h"
+
+namespace airlock::store {
+
+namespace {
+
+uint64_t usage_field(const nlohmann::json& usage, const char* name) {
+  auto it = usage.find(name);
+  if (it == usage.end() || !it->is_number()) return 0;
+  if (it->is_number_unsigned()) return it->get<uint64_t>();
+  if (it->is_number_integer()) return static_cast<uint64_t>(std::max<int64_t>(0, it->get<int64_t>()));
+  double d = it->get<double>();
+  return d > 0 ? static_cast<uint64_t>(d) : 0;
+}
+
+}  // namespace
+
+Result<Usage> Store::usage(const std::string& tenant_id, const std::string& from,
+                           const std::string& to) {
+  std::lock_guard lock(mu_);
+  auto s = sql(
+      "SELECT j.outcome, r.json FROM jobs j LEFT JOIN records r ON r.job_id = j.id "
+      "WHERE j.tenant_id = ?1 AND j.state = 'finished' "
+      "AND (?2 = '' OR j.finished_at >= ?2) AND (?3 = '' OR j.finished_at < ?3)");
+  if (!s) return std::unexpected(s.error());
+  (*s)->bind(1, tenant_id).bind(2, from).bind(3, to);
+  Usage u;
+  while (true) {
+    auto row = (*s)->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return u;
+    ++u.jobs;
+    ++u.by_outcome[(*s)->text(0)];
+    auto record = nlohmann::json::parse((*s)->text(1), nullptr, /*allow_exceptions=*/false);
+    if (!record.is_object()) continue;
+    auto it = record.find("usage");
+    if (it == record.end() || !it->is_object()) continue;
+    u.cpu_ms += usage_field(*it, "cpu_ms");
+    u.wall_ms += usage_field(*it, "wall_ms");
+    u.peak_memory_bytes = std::max(u.peak_memory_bytes, usage_field(*it, "peak_memory_bytes"));
+  }
+}
+
+Result<uint64_t> Store::remove_older_than(const std::string& before, const std::string& now) {
+  if (before.empty()) return fail("retention needs a time");
+  std::lock_guard lock(mu_);
+  auto tx = Transaction::begin(db_);
+  if (!tx) return std::unexpected(tx.error());
+
+  std::vector<ChainHead> heads;
+  std::vector<std::string> tenants;
+  {
+    auto s = sql("SELECT tenant_id, seq, hash FROM chain_heads ORDER BY tenant_id");
+    if (!s) return std::unexpected(s.error());
+    while (true) {
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) break;
+      tenants.push_back((*s)->text(0));
+      heads.push_back(ChainHead{(*s)->int64(1), (*s)->text(2)});
+    }
+  }
+
+  uint64_t removed = 0;
+  std::set<std::string> released;  // artifact contents whose rows were removed
+  for (size_t t = 0; t < tenants.size(); ++t) {
+    const std::string& tenant = tenants[t];
+    // The prefix to remove ends before the first record that is not old
+    // enough: the chain stays one unbroken run after the retention record.
+    int64_t through = heads[t].seq;
+    {
+      auto s = sql("SELECT min(seq) FROM records WHERE tenant_id = ?1 AND created_at >= ?2");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, tenant).bind(2, before);
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (*row && !(*s)->is_null(0)) through = (*s)->int64(0) - 1;
+    }
+    std::string last_hash;
+    {
+      auto s = sql(
+          "SELECT seq, hash FROM records WHERE tenant_id = ?1 AND seq <= ?2 "
+          "ORDER BY seq DESC LIMIT 1");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, tenant).bind(2, through);
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) continue;  // nothing old enough
+      through = (*s)->int64(0);
+      last_hash = (*s)->text(1);
+    }
+    std::vector<std::string> jobs;
+    {
+      auto s = sql(
+          "SELECT job_id FROM records WHERE tenant_id = ?1 AND seq <= ?2 AND job_id <> '' "
+          "ORDER BY seq");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, tenant).bind(2, through);
+      while (true) {
+        auto row = (*s)->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        jobs.push_back((*s)->text(0));
+      }
+    }
+    // Only an earlier retention record is old: removing it alone would just
+    // replace it with another one at every run.
+    if (jobs.empty()) continue;
+
+    for (const auto& job : jobs) {
+      {
+        auto s = sql("SELECT sha256 FROM artifacts WHERE job_id = ?1");
+        if (!s) return std::unexpected(s.error());
+        (*s)->bind(1, job);
+        while (true) {
+          auto row = (*s)->step();
+          if (!row) return std::unexpected(row.error());
+          if (!*row) break;
+          released.insert((*s)->text(0));
+        }
+      }
+      for (const char* text : {"DELETE FROM publications WHERE job_id = ?1",
+                               "DELETE FROM artifacts WHERE job_id = ?1",
+                               "DELETE FROM jobs WHERE id = ?1"}) {
+        auto s = sql(text);
+        if (!s) return std::unexpected(s.error());
+        (*s)->bind(1, job);
+        if (auto st = (*s)->run(); !st) return std::unexpected(st.error());
+      }
+    }
+    {
+      auto s = sql("DELETE FROM records WHERE tenant_id = ?1 AND seq <= ?2");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, tenant).bind(2, through);
+      if (auto st = (*s)->run(); !st) return std::unexpected(st.error());
+    }
+    StoredRecord record;
+    record.tenant_id = tenant;
+    record.json = retention_record_json(jobs, through, last_hash);
+    record.created_at = now.empty() ? before : now;
+    if (auto st = append_record_locked(record); !st) return std::unexpected(st.error());
+    removed += jobs.size();
+  }
+  if (auto st = tx->commit(); !st) return std::unexpected(st.error());
+
+  // Files go after the commit, and only those no row references and no
+  // put_artifact() is about to name (both checked under the mutex that
+  // put_artifact() takes). A failed unlink leaves an unreferenced file: harmless.
+  for (const auto& sha : released) {
+    if (unclaimed_artifacts_.contains(sha)) continue;
+    auto s = sql("SELECT 1 FROM artifacts WHERE sha256 = ?1 LIMIT 1");
+    if (!s) return std::unexpected(s.error());
+    (*s)->bind(1, sha);
+    auto row = (*s)->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) (void)cas_.remove(sha);
+  }
+  return removed;
+}
+
+Result<VerifyReport> Store::verify() {
+  VerifyReport report;
+  std::lock_guard lock(mu_);
+  // One snapshot for the whole walk; writers of other processes go on.
+  auto tx = Transaction::begin_read(db_);
+  if (!tx) return std::unexpected(tx.error());
+
+  std::vector<std::string> tenants;
+  {
+    auto s = sql(
+        "SELECT tenant_id FROM chain_heads UNION SELECT DISTINCT tenant_id FROM records "
+        "ORDER BY 1");
+    if (!s) return std::unexpected(s.error());
+    while (true) {
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) break;
+      tenants.push_back((*s)->text(0));
+    }
+  }
+
+  auto read = [](const Statement& r) {
+    return StoredRecord{r.text(0), r.text(1), r.int64(2), r.text(3), r.text(4), r.text(5), r.text(6)};
+  };
+  for (const auto& tenant : tenants) {
+    ChainVerifier chain(tenant);
+    {
+      auto s = sql(
+          "SELECT job_id, tenant_id, seq, prev_hash, hash, json, created_at FROM records "
+          "WHERE tenant_id = ?1 AND job_id = '' ORDER BY seq");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, tenant);
+      while (true) {
+        auto row = (*s)->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        chain.note_retention(read(**s));
+      }
+    }
+    {
+      auto s = sql(
+          "SELECT job_id, tenant_id, seq, prev_hash, hash, json, created_at FROM records "
+          "WHERE tenant_id = ?1 ORDER BY seq");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, tenant);
+      while (true) {
+        auto row = (*s)->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        chain.add(read(**s));
+      }
+    }
+    std::optional<ChainHead> head;
+    {
+      auto s = sql("SELECT seq, hash FROM chain_heads WHERE tenant_id = ?1");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, tenant);
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (*row) head = ChainHead{(*s)->int64(0), (*s)->text(1)};
+    }
+    chain.finish(head);
+    report.records += chain.records();
+    report.problems.insert(report.problems.end(), chain.problems().begin(),
+                           chain.problems().end());
+  }
+
+  // A finished job always has a record (finish_job writes both at once).
+  {
+    auto s = sql(
+        "SELECT j.tenant_id, j.id FROM jobs j WHERE j.state = 'finished' AND NOT EXISTS "
+        "(SELECT 1 FROM records r WHERE r.job_id = j.id) ORDER BY j.n");
+    if (!s) return std::unexpected(s.error());
+    while (true) {
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) break;
+      report.problems.push_back("tenant " + (*s)->text(0) + ": job " + (*s)->text(1) +
+                                " finished but its record is missing");
+    }
+  }
+  // Every artifact row has its bytes (their content is not re-hashed here).
+  {
+    auto s = sql("SELECT job_id, name, sha256 FROM artifacts ORDER BY job_id, name");
+    if (!s) return std::unexpected(s.error());
+    while (true) {
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) break;
+      std::string path = cas_.path((*s)->text(2));
+      struct stat st{};
+      if (path.empty() || ::lstat(path.c_str(), &st) < 0 || !S_ISREG(st.st_mode))
+        report.problems.push_back("job " + (*s)->text(0) + ": artifact " + (*s)->text(1) +
+                                  " (sha256 " + (*s)->text(2) + ") is missing");
+    }
+  }
+  report.ok = report.problems.empty();
+  return report;
+}
+
+}  // namespace airlock::store

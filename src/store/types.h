@@ -1,0 +1,97 @@
+// The rows of the service's store: tenants, API keys, uploaded files, jobs,
+// records (a hash chain per tenant) and artifacts. Plain data, no behaviour.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace airlock::store {
+
+struct TenantLimits {
+  int max_running = 2;
+  int max_queued = 50;
+  uint64_t max_memory_bytes = 1ull << 30;
+  uint64_t max_timeout_ms = 600000;
+  uint64_t max_cpu_time_ms = 600000;
+  int max_pids = 512;
+};
+
+struct Tenant {
+  std::string id;
+  std::string name;
+  TenantLimits limits;
+  std::string created_at;
+};
+
+// Scopes: "run", "read", "publish", "admin".
+struct ApiKey {
+  std::string id;
+  std::string tenant_id;
+  std::string name;
+  std::set<std::string> scopes;
+  std::string created_at;
+  bool revoked = false;
+};
+
+struct FileRow {
+  std::string id, tenant_id, name;
+  uint64_t size = 0;
+  std::string sha256, path, created_at;
+};
+
+enum class JobState { kQueued, kRunning, kFinished };
+std::string_view to_string(JobState state);                    // "queued", "running", "finished"
+std::optional<JobState> parse_job_state(std::string_view text);  // the inverse
+
+struct JobRow {
+  std::string id, tenant_id, key_id;
+  JobState state = JobState::kQueued;
+  std::string request_json;
+  std::string idempotency_key;
+  std::string created_at, started_at, finished_at;
+  std::string outcome;
+  int pid = 0;
+};
+
+struct ArtifactRow {
+  std::string job_id, name, sha256, type;
+  uint64_t size = 0;
+};
+
+// One link of a tenant's chain. Retention records have an empty job_id.
+struct StoredRecord {
+  std::string job_id, tenant_id;
+  int64_t seq = 0;
+  std::string prev_hash, hash, json, created_at;
+};
+
+struct JobFilter {
+  std::optional<JobState> state;
+  std::string outcome;
+  std::string created_after, created_before;  // exclusive bounds; "" = unbounded
+  int limit = 50;                             // < 1: 50; at most 1000
+  std::string cursor;                         // opaque: pass next_cursor back
+};
+
+struct JobPage {
+  std::vector<JobRow> jobs;
+  std::string next_cursor;  // empty when no more
+};
+
+struct Usage {
+  uint64_t jobs = 0, cpu_ms = 0, wall_ms = 0, peak_memory_bytes = 0;
+  std::map<std::string, uint64_t> by_outcome;
+};
+
+struct VerifyReport {
+  bool ok = true;
+  uint64_t records = 0;
+  std::vector<std::string> problems;  // "tenant X: record seq 5 (job Y) hash mismatch"
+};
+
+}  // namespace airlock::store

@@ -1,0 +1,127 @@
+// The HTTP/1.1 server of `airlock serve`: routes, JSON errors, request
+// bodies in memory or spooled to a file, file responses, Server-Sent Events.
+// Boost.Beast on a small pool of Asio threads; no thread per connection, so
+// slow clients and long event streams cost a socket and a little memory each.
+// See docs/http.md. Beast stays out of this header (a pimpl), so code that
+// registers routes compiles without it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+
+namespace airlock::api {
+
+struct HttpRequest {
+  std::string method;                          // "GET", ...
+  std::string path;                            // decoded path without query
+  std::map<std::string, std::string> query;    // decoded query params (last wins)
+  std::map<std::string, std::string> params;   // from the route pattern, e.g. {id}
+  std::map<std::string, std::string> headers;  // lower-case names; repeats joined with ", "
+  std::string body;       // the whole body, when the route does not spool it
+  std::string body_file;  // path of the spooled body, when RouteOptions::spool_body
+  uint64_t body_bytes = 0;
+  std::string remote;  // "127.0.0.1:54321"
+
+  std::string header(const std::string& lower_name) const;  // "" if absent
+};
+
+struct HttpResponse {
+  int status = 200;
+  // Content-Type is set by the helpers below. Content-Length, Transfer-Encoding
+  // and Connection are the server's; a header with CR, LF or NUL is dropped.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string file;  // if non-empty: this file's contents are the body, streamed from disk
+
+  static HttpResponse json(int status, const nlohmann::json& body);
+  // {"error":{"code":..,"message":..}}
+  static HttpResponse error(int status, const std::string& code, const std::string& message);
+};
+
+// One request/response exchange. Handlers run on an I/O thread and must not
+// block: they answer at once, or keep the Exchange and answer later from any
+// thread. Every method is thread-safe. An Exchange released without an answer
+// gets a 500; an event stream released without end_events() is ended.
+// After HttpServer::stop() every method is a harmless no-op.
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  virtual const HttpRequest& request() const = 0;
+  // Exactly once; later calls (and calls after start_events) are ignored.
+  virtual void respond(HttpResponse response) = 0;
+  // Server-Sent Events: 200 + text/event-stream (chunked), then events, then end.
+  virtual void start_events() = 0;
+  // Queued, sent in order. `data` may contain newlines (one data: line each).
+  // Ignored before start_events() or after end_events(). A client that lets
+  // more than ServerOptions::max_event_backlog_bytes pile up is disconnected.
+  virtual void send_event(const std::string& id, const std::string& event,
+                          const std::string& data) = 0;
+  // Sends what is queued, then ends the stream; the connection stays open
+  // for the next request if the client asked for keep-alive.
+  virtual void end_events() = 0;
+  // The client went away (or the server stopped) before the exchange finished.
+  virtual bool closed() const = 0;
+  // Called once, on an I/O thread, when the exchange is over: the connection
+  // closed before it finished, or its response / event stream was completely
+  // written. Registered after that, it is called at once on the caller's thread.
+  virtual void on_close(std::function<void()> callback) = 0;
+};
+
+using Route = std::function<void(std::shared_ptr<Exchange>)>;
+
+struct RouteOptions {
+  uint64_t max_body_bytes = 1 << 20;
+  // Stream the body to a new file in ServerOptions::spool_dir (request.body_file).
+  // It is removed after the response is sent (and when the Exchange is
+  // released), unless the handler renamed it before responding.
+  bool spool_body = false;
+};
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;  // 0: ephemeral
+  int threads = 2;
+  std::string spool_dir;  // required if a route spools its body
+  uint64_t max_header_bytes = 16 << 10;
+  int header_timeout_ms = 10000;  // from connect / the first byte to the end of the header
+  int body_timeout_ms = 60000;    // for the whole body; slow clients are cut
+  int idle_timeout_ms = 60000;    // keep-alive wait between requests; a write without progress
+  size_t max_connections = 1024;  // beyond it, new connections get 503 and are closed
+  // One JSON object per request (method, path, status, duration, bytes, remote, error).
+  std::function<void(const nlohmann::json&)> access_log;
+  uint64_t max_event_backlog_bytes = 8 << 20;  // unsent SSE data per connection
+};
+
+class HttpServer {
+ public:
+  explicit HttpServer(ServerOptions options);
+  ~HttpServer();  // stops
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Pattern like "/v1/jobs/{id}/events"; before start(). A bad or duplicate
+  // pattern is a programming error and aborts.
+  void route(const std::string& method, const std::string& pattern, Route handler,
+             RouteOptions options = {});
+  Result<uint16_t> start();  // binds, starts threads; returns the bound port
+  // Closes the listener and every connection, joins the threads. Not from a
+  // handler (an I/O thread).
+  void stop();
+
+  struct Core;  // shared with connections (http_connection.h)
+
+ private:
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace airlock::api

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include <boost/asio/write.hpp>
@@ -397,7 +398,9 @@ void Connection::read_header() {
   header_parser_.emplace();
   uint64_t limit = std::min<uint64_t>(core_->options.max_header_bytes, UINT32_MAX);
   header_parser_->header_limit(static_cast<uint32_t>(limit));
-  header_parser_->body_limit(boost::none);  // the route's limit applies once it is known
+  // The route's limit applies once it is known. (Not boost::none: Beast 1.74
+  // compares the Content-Length with an empty optional and refuses every body.)
+  header_parser_->body_limit(std::numeric_limits<uint64_t>::max());
   reading_ = true;
   http::async_read_header(socket_, buffer_, *header_parser_,
                           [self = shared_from_this()](beast::error_code ec, size_t) {

@@ -61,7 +61,8 @@ void on_accept(std::shared_ptr<HttpServer::Core> core, beast::error_code ec, tcp
 
 void accept_next(std::shared_ptr<HttpServer::Core> core) {
   auto& acceptor = core->acceptor;
-  acceptor.async_accept(net::make_strand(core->ioc),
+  auto strand = net::make_strand(core->ioc);  // before `core` is moved into the handler
+  acceptor.async_accept(strand,
                         [core = std::move(core)](beast::error_code ec, tcp::socket socket) {
                           on_accept(core, ec, std::move(socket));
                         });

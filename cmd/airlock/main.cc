@@ -8,6 +8,8 @@
 int run_command(const std::vector<std::string>& args);    // run_command.cc
 int sweep_command(const std::vector<std::string>& args);  // sweep_command.cc
 int serve_command(const std::vector<std::string>& args);  // serve_command.cc
+int keys_command(const std::vector<std::string>& args);    // keys_command.cc
+int verify_command(const std::vector<std::string>& args);  // verify_command.cc
 
 namespace {
 
@@ -15,7 +17,9 @@ const char* const kUsage =
     "usage: airlock COMMAND [ARGS]\n"
     "  run [OPTIONS] -- COMMAND [ARG...]   run a command in a fresh sandbox (see airlock run --help)\n"
     "  sweep                               remove what dead airlock processes left behind\n"
-    "  serve [OPTIONS]                     the job service over HTTP (see airlock serve --help)\n";
+    "  serve [OPTIONS]                     the job service over HTTP (see airlock serve --help)\n"
+    "  keys create|list|revoke [OPTIONS]   API keys of the job service (see airlock keys --help)\n"
+    "  verify [--data-dir DIR]             check the job service's record chains\n";
 
 }  // namespace
 
@@ -33,6 +37,8 @@ int main(int argc, char** argv) {
   if (command == "run") return run_command(args);
   if (command == "sweep") return sweep_command(args);
   if (command == "serve") return serve_command(args);
+  if (command == "keys") return keys_command(args);
+  if (command == "verify") return verify_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

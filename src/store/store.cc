@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 
 #include "base/unique_fd.h"
 #include "jobs/record.h"
@@ -94,7 +95,20 @@ Status make_private_dir(const std::string& path) {
 
 }  // namespace
 
+Status check_scopes(const std::set<std::string>& scopes) {
+  if (scopes.empty()) return fail("a key needs at least one scope");
+  for (const auto& scope : scopes)
+    if (!kScopes.contains(scope))
+      return fail("unknown scope '" + scope + "' (known: run, read, publish, admin)");
+  return {};
+}
+
 // --- opening -----------------------------------------------------------------
+
+std::string default_data_dir() {
+  const char* env = std::getenv("AIRLOCK_DATA_DIR");
+  return env && *env ? env : "/var/lib/airlock/service";
+}
 
 Store::Store(std::string data_dir, Database db)
     : data_dir_(std::move(data_dir)), cas_(data_dir_ + "/artifacts"), db_(std::move(db)) {}
@@ -228,10 +242,7 @@ Result<std::vector<Tenant>> Store::tenants() {
 Result<std::pair<ApiKey, std::string>> Store::create_key(const std::string& tenant_id,
                                                          const std::string& name,
                                                          const std::set<std::string>& scopes) {
-  if (scopes.empty()) return fail("a key needs at least one scope");
-  for (const auto& scope : scopes)
-    if (!kScopes.contains(scope))
-      return fail("unknown scope '" + scope + "' (known: run, read, publish, admin)");
+  if (auto st = check_scopes(scopes); !st) return std::unexpected(st.error());
   if (!printable(name, 200)) return fail("key name has control characters or is too long");
   auto id = random_hex(8);
   if (!id) return std::unexpected(id.error());

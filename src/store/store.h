@@ -27,6 +27,12 @@
 
 namespace airlock::store {
 
+// $AIRLOCK_DATA_DIR, or /var/lib/airlock/service.
+std::string default_data_dir();
+
+// Fails unless `scopes` is a non-empty set of "run", "read", "publish", "admin".
+Status check_scopes(const std::set<std::string>& scopes);
+
 class Store {
  public:
   // Creates the directory (0700), the database and the artifact directory;

@@ -1,0 +1,199 @@
+// airlock keys create|list|revoke: API keys of the job service, administered
+// locally on its data directory (the daemon may be running).
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+using airlock::store::Store;
+
+namespace {
+
+const char* const kKeysUsage =
+    "usage: airlock keys create --tenant NAME [--scopes run,read] [--name NAME] [--data-dir DIR]\n"
+    "       airlock keys list [--tenant NAME] [--data-dir DIR]\n"
+    "       airlock keys revoke KEY_ID [--data-dir DIR]\n"
+    "  Scopes: run, read, publish, admin. `create` makes the tenant if it does not exist and\n"
+    "  prints the key's secret once on stdout. DIR defaults to $AIRLOCK_DATA_DIR or\n"
+    "  /var/lib/airlock/service.\n";
+
+struct KeysArgs {
+  std::string verb;
+  std::vector<std::string> positional;
+  std::string data_dir = airlock::store::default_data_dir();
+  std::optional<std::string> tenant, name, scopes;
+};
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr, "airlock: %s\n%s", what.c_str(), kKeysUsage);
+  return 125;
+}
+
+// Accepts "--opt VALUE" and "--opt=VALUE"; returns an error text or "".
+std::string parse(const std::vector<std::string>& args, KeysArgs& out) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (out.verb.empty())
+        out.verb = arg;
+      else
+        out.positional.push_back(arg);
+      continue;
+    }
+    std::string value;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return arg + " needs a value";
+    }
+    if (arg == "--data-dir")
+      out.data_dir = value;
+    else if (arg == "--tenant")
+      out.tenant = value;
+    else if (arg == "--name")
+      out.name = value;
+    else if (arg == "--scopes")
+      out.scopes = value;
+    else
+      return "unknown option " + arg;
+  }
+  return "";
+}
+
+std::set<std::string> split_commas(const std::string& text) {
+  std::set<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.insert(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Opens an existing store; only `create` may make a new data directory.
+std::unique_ptr<Store> open_store(const std::string& data_dir, bool create) {
+  struct stat st{};
+  if (!create && ::stat((data_dir + "/airlock.db").c_str(), &st) < 0) {
+    std::fprintf(stderr, "airlock: no store in %s (no keys were created there)\n", data_dir.c_str());
+    return nullptr;
+  }
+  auto store = Store::open(data_dir);
+  if (!store) {
+    std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());
+    return nullptr;
+  }
+  return std::move(*store);
+}
+
+int create(const KeysArgs& a) {
+  if (!a.tenant) return usage_error("keys create needs --tenant NAME");
+  if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
+  auto scopes = split_commas(a.scopes.value_or("run,read"));
+  if (auto st = airlock::store::check_scopes(scopes); !st) return usage_error(st.error().message());
+  auto store = open_store(a.data_dir, true);
+  if (!store) return 1;
+  auto tenant = store->tenant_by_name(*a.tenant);
+  if (!tenant) {
+    std::fprintf(stderr, "airlock: %s\n", tenant.error().message().c_str());
+    return 1;
+  }
+  bool new_tenant = !*tenant;
+  if (new_tenant) {
+    auto created = store->create_tenant(*a.tenant, {});
+    if (!created) {
+      std::fprintf(stderr, "airlock: %s\n", created.error().message().c_str());
+      return 1;
+    }
+    *tenant = *created;
+  }
+  auto key = store->create_key((*tenant)->id, a.name.value_or(""), scopes);
+  if (!key) {
+    std::fprintf(stderr, "airlock: %s\n", key.error().message().c_str());
+    return 1;
+  }
+  std::string scope_list;
+  for (const auto& s : key->first.scopes) scope_list += (scope_list.empty() ? "" : ",") + s;
+  std::fprintf(stderr, "airlock: key %s for %stenant %s (%s), scopes %s\n", key->first.id.c_str(),
+               new_tenant ? "new " : "", (*tenant)->name.c_str(), (*tenant)->id.c_str(),
+               scope_list.c_str());
+  std::fprintf(stderr,
+               "airlock: the secret below is shown only now and cannot be recovered "
+               "(only its hash is kept): store it\n");
+  std::printf("%s\n", key->second.c_str());
+  return 0;
+}
+
+int list(const KeysArgs& a) {
+  if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
+  auto store = open_store(a.data_dir, false);
+  if (!store) return 1;
+  auto tenants = store->tenants();
+  if (!tenants) {
+    std::fprintf(stderr, "airlock: %s\n", tenants.error().message().c_str());
+    return 1;
+  }
+  std::map<std::string, std::string> names;
+  std::string tenant_id;
+  for (const auto& t : *tenants) {
+    names[t.id] = t.name;
+    if (a.tenant && t.name == *a.tenant) tenant_id = t.id;
+  }
+  if (a.tenant && tenant_id.empty()) {
+    std::fprintf(stderr, "airlock: no tenant named '%s'\n", a.tenant->c_str());
+    return 1;
+  }
+  auto keys = store->keys(tenant_id);
+  if (!keys) {
+    std::fprintf(stderr, "airlock: %s\n", keys.error().message().c_str());
+    return 1;
+  }
+  std::printf("%-16s  %-16s  %-20s  %-24s  %-24s  %s\n", "KEY", "TENANT", "NAME", "SCOPES",
+              "CREATED", "STATUS");
+  for (const auto& k : *keys) {
+    std::string scopes;
+    for (const auto& s : k.scopes) scopes += (scopes.empty() ? "" : ",") + s;
+    std::printf("%-16s  %-16s  %-20s  %-24s  %-24s  %s\n", k.id.c_str(), names[k.tenant_id].c_str(),
+                k.name.c_str(), scopes.c_str(), k.created_at.c_str(),
+                k.revoked ? "revoked" : "active");
+  }
+  return 0;
+}
+
+int revoke(const KeysArgs& a) {
+  if (a.positional.size() != 1) return usage_error("keys revoke needs one KEY_ID");
+  auto store = open_store(a.data_dir, false);
+  if (!store) return 1;
+  if (auto st = store->revoke_key(a.positional[0]); !st) {
+    std::fprintf(stderr, "airlock: %s\n", st.error().message().c_str());
+    return 1;
+  }
+  std::printf("revoked %s\n", a.positional[0].c_str());
+  return 0;
+}
+
+}  // namespace
+
+int keys_command(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    std::fputs(kKeysUsage, stdout);
+    return 0;
+  }
+  KeysArgs a;
+  if (std::string err = parse(args, a); !err.empty()) return usage_error(err);
+  if (a.verb == "create") return create(a);
+  if (a.verb == "list") return list(a);
+  if (a.verb == "revoke") return revoke(a);
+  return usage_error(a.verb.empty() ? "keys needs create, list or revoke"
+                                    : "unknown keys command '" + a.verb + "'");
+}

@@ -1,0 +1,110 @@
+#include "service_fixture.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "store/store.h"
+
+namespace airlock::testing {
+namespace {
+
+TestKey make_key(store::Store& s, const std::string& tenant_id, const std::string& tenant,
+                 const std::set<std::string>& scopes) {
+  auto key = s.create_key(tenant_id, "test", scopes);
+  if (!key) throw std::runtime_error("create key: " + key.error().message());
+  return {tenant, key->second, key->first.id};
+}
+
+}  // namespace
+
+ServiceProcess::ServiceProcess(std::vector<std::string> extra_args)
+    : data_(dir_.sub("data")), state_(dir_.state()), extra_(std::move(extra_args)) {
+  auto s = store::Store::open(data_);
+  if (!s) throw std::runtime_error("open store: " + s.error().message());
+  store::TenantLimits limits;
+  limits.max_running = 4;
+  limits.max_queued = 64;
+  auto a = (*s)->create_tenant("alpha", limits);
+  auto b = (*s)->create_tenant("beta", limits);
+  if (!a || !b) throw std::runtime_error("create tenants");
+  alpha = make_key(**s, a->id, "alpha", {"run", "read", "publish"});
+  alpha_reader = make_key(**s, a->id, "alpha", {"read"});
+  alpha_admin = make_key(**s, a->id, "alpha", {"admin"});
+  beta = make_key(**s, b->id, "beta", {"run", "read", "publish"});
+  start();
+}
+
+void ServiceProcess::start() {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) < 0) throw std::runtime_error("pipe");
+  std::string log = dir_.sub("serve.log");
+  std::vector<std::string> args = {AIRLOCK_BINARY, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_,
+                                   "--state-dir", state_};
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(out[1], 1);
+    int e = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(e, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  // "airlock serve: listening on http://127.0.0.1:PORT (...)"
+  std::string line;
+  char c;
+  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  ::close(out[0]);
+  auto at = line.find("127.0.0.1:");
+  if (at == std::string::npos) throw std::runtime_error("serve did not start: " + line + "\n" + this->log());
+  port_ = static_cast<uint16_t>(std::stoi(line.substr(at + 10)));
+  ++start_count_;
+}
+
+void ServiceProcess::kill_hard() {
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+int ServiceProcess::stop() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  for (int i = 0; i < 300; ++i) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill_hard();
+  return -1;
+}
+
+ServiceProcess::~ServiceProcess() {
+  stop();
+  run_airlock({"sweep", "--state-dir", state_});
+}
+
+std::string ServiceProcess::log() const { return read_text(dir_.sub("serve.log")); }
+
+nlohmann::json run_job(HttpClient& c, const TestKey& key, const nlohmann::json& body, int wait_s) {
+  nlohmann::json b = body;
+  b["wait_s"] = wait_s;
+  auto r = c.request("POST", "/v1/jobs", b.dump(), key.auth());
+  if (r.status != 201 && r.status != 200) throw std::runtime_error("create job: " + std::to_string(r.status) + " " + r.body);
+  return r.json();
+}
+
+}  // namespace airlock::testing

@@ -436,20 +436,22 @@ void Connection::on_header(beast::error_code ec) {
 
   bool has_body = header_parser_->chunked() || header_parser_->content_length().value_or(0) > 0;
   auto parsed = parse_target(target);
+  // Refused before the body: the connection survives only if there is no body to skip.
+  bool keep = !has_body && info_.keep_alive;
   if (!parsed) {
-    reply_error(400, "bad_request", parsed.error().what, has_body);
+    reply_error(400, "bad_request", parsed.error().what, has_body, keep);
     return;
   }
   RouteTable::Lookup found = core_->table.find(info_.method, parsed->segments);
   if (found.outcome == RouteTable::Outcome::kNotFound) {
-    reply_error(404, "not_found", "no such endpoint: " + info_.path, has_body);
+    reply_error(404, "not_found", "no such endpoint: " + info_.path, has_body, keep);
     return;
   }
   if (found.outcome == RouteTable::Outcome::kMethodNotAllowed) {
     HttpResponse r = HttpResponse::error(
         405, "method_not_allowed", info_.method + " is not allowed here; allowed: " + found.allow);
     r.headers.emplace_back("Allow", found.allow);
-    send(std::move(r), has_body || !info_.keep_alive, has_body);
+    send(std::move(r), !keep, has_body);
     return;
   }
   route_ = found.index;
@@ -588,10 +590,10 @@ void Connection::dispatch() {
 // ------------------------------------------------------------------ writing
 
 void Connection::reply_error(int status, const std::string& code, const std::string& message,
-                             bool linger) {
+                             bool linger, bool keep_alive) {
   if (!info_.started) info_.start = std::chrono::steady_clock::now();
   info_.started = true;
-  send(HttpResponse::error(status, code, message), true, linger);
+  send(HttpResponse::error(status, code, message), !keep_alive, linger);
 }
 
 template <class Message>

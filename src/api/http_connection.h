@@ -166,8 +166,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void dispatch();
 
   void send(HttpResponse response, bool close_after, bool linger);
-  void reply_error(int status, const std::string& code, const std::string& message,
-                   bool linger);
+  // An error answer from the server itself; closes the connection unless keep_alive.
+  void reply_error(int status, const std::string& code, const std::string& message, bool linger,
+                   bool keep_alive = false);
   template <class Message>
   void fill_headers(Message& message, const HttpResponse& response);
   void write_string(std::shared_ptr<http::response<http::string_body>> message);

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobs/record.h"
 #include "store/chain.h"
 #include "store/store.h"
 
@@ -143,7 +144,7 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
     StoredRecord record;
     record.tenant_id = tenant;
     record.json = retention_record_json(jobs, through, last_hash);
-    record.created_at = now.empty() ? before : now;
+    record.created_at = now.empty() ? jobs::now_rfc3339() : now;
     if (auto st = append_record_locked(record); !st) return std::unexpected(st.error());
     removed += jobs.size();
   }

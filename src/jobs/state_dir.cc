@@ -128,6 +128,10 @@ SweepReport sweep(const std::string& state_dir, sandbox::CgroupBackend& cgroups)
     std::string id = job_id_of(name, transient);
     if (id.empty()) continue;
     std::string path = jobs + "/" + name;
+    // A directory being created is locked only after its lock file exists:
+    // taking that lock first would break a live creation. Creation takes
+    // microseconds, so only old ".new-" directories are a dead airlock's.
+    if (name.rfind(".new-", 0) == 0 && !older_than(path, 60)) continue;
     UniqueFd lock(::open((path + "/lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     if (lock && ::flock(lock.get(), LOCK_EX | LOCK_NB) < 0) continue;  // a live airlock holds it
     if (!lock) {

@@ -188,6 +188,35 @@ TEST_F(HttpServerTest, MalformedRequestsGet400) {
   EXPECT_EQ(client.request("GET", "/v1/things/ok").status, 200);  // the server is fine
 }
 
+TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
+  echo_routes();
+  uint16_t port = start();
+  RawConnection raw(port);
+  raw.send(
+      "GET /v1/things/one HTTP/1.1\r\nHost: x\r\n\r\n"
+      "POST /v1/things HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+      "GET /v1/things/three HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::string got = raw.read_until_close(5000);
+  size_t one = got.find("\"id\":\"one\"");
+  size_t two = got.find("\"body\":\"abc\"");
+  size_t three = got.find("\"id\":\"three\"");
+  ASSERT_NE(one, std::string::npos) << got;
+  ASSERT_NE(two, std::string::npos) << got;
+  ASSERT_NE(three, std::string::npos) << got;
+  EXPECT_LT(one, two);
+  EXPECT_LT(two, three);
+}
+
+TEST_F(HttpServerTest, Http10ClientGetsItsAnswerAndAClose) {
+  echo_routes();
+  uint16_t port = start();
+  RawConnection raw(port);
+  raw.send("GET /v1/things/old HTTP/1.0\r\n\r\n");
+  std::string got = raw.read_until_close(5000);
+  EXPECT_EQ(got.rfind("HTTP/1.0 200", 0), 0u) << got;
+  EXPECT_NE(got.find("\"id\":\"old\""), std::string::npos);
+}
+
 TEST_F(HttpServerTest, HeaderTooLargeGets431) {
   echo_routes();
   uint16_t port = start();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <system_error>
 
+#include "validate/text.h"
+
 namespace airlock::validate {
 namespace {
 
@@ -101,15 +103,18 @@ Result<size_t> find_column(const CsvTable& table, std::string_view name) {
     }
   }
   if (count > 1)
-    return fail("column \"" + std::string(name) + "\" appears " + std::to_string(count) +
+    return fail("column " + in_quotes(name) + " appears " + std::to_string(count) +
                 " times in the header");
   if (!found) {
+    constexpr size_t kShown = 20;
     std::string available;
-    for (const auto& h : table.header) {
+    for (size_t i = 0; i < table.header.size() && i < kShown; ++i) {
       if (!available.empty()) available += ", ";
-      available += "\"" + h + "\"";
+      available += in_quotes(table.header[i], 40);
     }
-    return fail("no column \"" + std::string(name) + "\" (columns: " + available + ")");
+    if (table.header.size() > kShown)
+      available += ", ... (" + std::to_string(table.header.size()) + " in all)";
+    return fail("no column " + in_quotes(name) + " (columns: " + available + ")");
   }
   return *found;
 }

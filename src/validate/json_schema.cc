@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 
+#include "validate/regex.h"
 #include "validate/text.h"
 
 namespace airlock::validate {
@@ -174,12 +174,8 @@ class SchemaChecker {
     }
     if (key == "pattern") {
       if (!value.is_string()) return error(at, "pattern must be a string");
-      try {
-        std::regex re(value.get<std::string>(), std::regex::ECMAScript);
-      } catch (const std::regex_error&) {
-        return error(at, "pattern " + in_quotes(value.get<std::string>()) +
-                             " is not a valid ECMAScript regular expression");
-      }
+      if (auto re = Regex::compile(value.get<std::string>()); !re)
+        return error(at, "pattern " + in_quotes(value.get<std::string>()) + ": " + re.error().what);
       return {};
     }
     if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" ||
@@ -295,11 +291,11 @@ class Validator {
       }
     }
     if (auto it = schema.find("const"); it != schema.end() && v != *it)
-      return fail_at(at, "must equal the const value " + printable(it->dump(), 120));
+      return fail_at(at, "must equal the const value " + printable(it->dump(), 120, false));
     if (auto it = schema.find("enum"); it != schema.end()) {
       bool found = false;
       for (const auto& e : *it) found = found || e == v;
-      if (!found) return fail_at(at, "must be one of " + printable(it->dump(), 200));
+      if (!found) return fail_at(at, "must be one of " + printable(it->dump(), 200, false));
     }
     if (v.is_number() && !numeric(schema, v, at)) return false;
     if (v.is_string() && !string(schema, v.get_ref<const std::string&>(), at)) return false;
@@ -387,15 +383,19 @@ class Validator {
         return fail_at(at, "string of " + std::to_string(str.size()) +
                                " bytes is too long to match against a pattern (limit " +
                                std::to_string(limits_.max_pattern_length) + ")");
-      try {
-        auto [re, inserted] = regexes_.try_emplace(&*it);
-        if (inserted) re->second = std::regex(pattern, std::regex::ECMAScript);
-        if (!std::regex_search(str, re->second))
-          return fail_at(at, in_quotes(str, 60) + " does not match the pattern " + in_quotes(pattern));
-      } catch (const std::regex_error&) {
-        return abort("matching the pattern " + in_quotes(pattern) + " exceeded the regex engine's limits",
-                     at);
+      auto [entry, inserted] = regexes_.try_emplace(&*it);
+      if (inserted) {
+        auto re = Regex::compile(pattern);
+        if (!re) return abort("pattern " + in_quotes(pattern) + ": " + re.error().what, at);
+        entry->second = std::move(*re);
       }
+      pattern_steps_ += (str.size() + 1) * entry->second.size();
+      if (pattern_steps_ > limits_.max_pattern_steps)
+        return abort("validation stopped: pattern matching exceeded " +
+                         std::to_string(limits_.max_pattern_steps) + " steps",
+                     at);
+      if (!entry->second.search(str))
+        return fail_at(at, in_quotes(str, 60) + " does not match the pattern " + in_quotes(pattern));
     }
     return true;
   }
@@ -510,7 +510,8 @@ class Validator {
   size_t visits_ = 0;
   bool aborted_ = false;
   std::string error_;
-  std::map<const json*, std::regex> regexes_;
+  size_t pattern_steps_ = 0;
+  std::map<const json*, Regex> regexes_;
 };
 
 }  // namespace

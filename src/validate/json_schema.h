@@ -17,7 +17,7 @@ std::string_view supported_schema_keywords();
 
 // Checks the schema's shape before any job runs: every keyword supported (an
 // unknown one is an error, never ignored), every value well-typed, every
-// pattern a valid ECMAScript regex, every $ref of the form "#/$defs/NAME"
+// pattern valid for the linear-time matcher in regex.h, every $ref of the form "#/$defs/NAME"
 // naming an existing root definition, $defs only at the root, nesting of
 // subschemas at most 64. The error starts with the schema location:
 // `schema at "/properties/a": unsupported keyword "format" (supported: ...)`.
@@ -27,6 +27,9 @@ struct SchemaLimits {
   size_t max_visits = 100'000;      // (subschema, instance node) evaluations in total
   size_t max_ref_depth = 64;        // nested $ref resolutions on one evaluation path
   size_t max_pattern_length = 10'000;  // longest string a pattern is run against
+  // Pattern matching work in total: the sum of (string length + 1) x pattern
+  // program size over every pattern check.
+  size_t max_pattern_steps = 50'000'000;
 };
 
 // Validates `instance` against a schema that passed check_schema. The first

@@ -29,7 +29,7 @@ size_t utf8_sequence(std::string_view s, size_t i) {
 
 }  // namespace
 
-std::string printable(std::string_view s, size_t max_bytes) {
+std::string printable(std::string_view s, size_t max_bytes, bool escape_quotes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   size_t i = 0;
@@ -40,7 +40,7 @@ std::string printable(std::string_view s, size_t max_bytes) {
     if (len == 0 || b < 0x20 || b == 0x7F) {
       piece = {'\\', 'x', kHex[b >> 4], kHex[b & 0xF]};
       len = 1;
-    } else if (b == '"' || b == '\\') {
+    } else if (escape_quotes && (b == '"' || b == '\\')) {
       piece = {'\\', static_cast<char>(b)};
     } else {
       piece = std::string(s.substr(i, len));

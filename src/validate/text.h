@@ -9,10 +9,10 @@
 
 namespace airlock::validate {
 
-// Valid UTF-8 passes through; control characters, DEL, '"', '\\' and bytes that
-// are not valid UTF-8 become \xNN, \" and \\; longer than max_bytes is cut at
-// a character boundary and ends with "...".
-std::string printable(std::string_view s, size_t max_bytes = 80);
+// Valid UTF-8 passes through; control characters, DEL and bytes that are not
+// valid UTF-8 become \xNN, and (with escape_quotes) '"' and '\\' become \" and
+// \\; longer than max_bytes is cut at a character boundary and ends with "...".
+std::string printable(std::string_view s, size_t max_bytes = 80, bool escape_quotes = true);
 
 // printable(s) in double quotes (not named quoted: ADL would find std::quoted).
 std::string in_quotes(std::string_view s, size_t max_bytes = 80);

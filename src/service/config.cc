@@ -6,6 +6,8 @@
 
 #include <toml.hpp>
 
+#include "store/store.h"
+
 namespace airlock::service {
 namespace {
 
@@ -81,6 +83,7 @@ Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base) {
 
 Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
   ServiceConfig c;
+  c.data_dir = store::default_data_dir();  // $AIRLOCK_DATA_DIR, as for `airlock keys` and `verify`
   for (size_t i = 0; i + 1 < args.size(); ++i) {
     if (args[i] == "--config") {
       auto loaded = load_config(args[i + 1], c);

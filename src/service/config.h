@@ -13,7 +13,7 @@ namespace airlock::service {
 struct ServiceConfig {
   std::string listen_address = "127.0.0.1";
   uint16_t listen_port = 8470;
-  std::string data_dir = "/var/lib/airlock/service";  // database, uploads, artifacts
+  std::string data_dir = "/var/lib/airlock/service";  // database, uploads, artifacts ($AIRLOCK_DATA_DIR)
   std::string state_dir = "/var/lib/airlock";         // airlock run's state
   std::string airlock_binary;                         // default: this executable
   int http_threads = 2;

@@ -599,7 +599,8 @@ void Connection::reply_error(int status, const std::string& code, const std::str
 template <class Message>
 void Connection::fill_headers(Message& message, const HttpResponse& response) {
   message.version(info_.version);
-  int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
+  // 1xx would leave the client waiting for the real answer; nonsense is a bug.
+  int status = response.status >= 200 && response.status <= 599 ? response.status : 500;
   message.result(static_cast<unsigned>(status));
   info_.status = status;
   for (const auto& [name, value] : response.headers) {
@@ -646,7 +647,8 @@ void Connection::send(HttpResponse response, bool close_after, bool linger) {
   }
   auto message = std::make_shared<http::response<http::string_body>>();
   fill_headers(*message, response);
-  message->body() = std::move(response.body);
+  // 204 and 304 have no body (Beast's prepare_payload throws on one).
+  if (info_.status != 204 && info_.status != 304) message->body() = std::move(response.body);
   message->prepare_payload();
   write_string(std::move(message));
 }

@@ -283,6 +283,23 @@ TEST_F(HttpServerTest, HandlerThatThrowsGets500AndTheServerGoesOn) {
   EXPECT_EQ(log_lines()[0]["status"], 500);
 }
 
+TEST_F(HttpServerTest, OddStatusesAreSafe) {
+  server().route("GET", "/status/{code}", [](std::shared_ptr<Exchange> ex) {
+    HttpResponse r;
+    r.status = std::stoi(ex->request().params.at("code"));
+    r.body = "ignored for 204";
+    ex->respond(std::move(r));
+  });
+  uint16_t port = start();
+  HttpClient client(port);
+  auto none = client.request("GET", "/status/204");
+  EXPECT_EQ(none.status, 204);
+  EXPECT_EQ(none.body, "");
+  EXPECT_EQ(client.request("GET", "/status/101").status, 500);
+  EXPECT_EQ(client.request("GET", "/status/7000").status, 500);
+  EXPECT_EQ(client.request("GET", "/status/418").status, 418);
+}
+
 TEST_F(HttpServerTest, HandlerAnswersLaterFromAnotherThread) {
   std::mutex m;
   std::condition_variable cv;

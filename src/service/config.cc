@@ -41,7 +41,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   }
   if (!root.is_table()) return fail("configuration: not a table");
   static const std::set<std::string> known = {
-      "listen", "data_dir", "state_dir", "airlock_binary", "http_threads", "max_running", "max_queued",
+      "listen", "data_dir", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_running", "max_queued",
       "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s"};
   try {
     for (const auto& [key, value] : root.as_table()) {
@@ -52,6 +52,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.data_dir = toml::get<std::string>(value);
       } else if (key == "state_dir") {
         c.state_dir = toml::get<std::string>(value);
+      } else if (key == "work_dir") {
+        c.work_dir = toml::get<std::string>(value);
       } else if (key == "airlock_binary") {
         c.airlock_binary = toml::get<std::string>(value);
       } else {

@@ -15,6 +15,10 @@ struct ServiceConfig {
   uint16_t listen_port = 8470;
   std::string data_dir = "/var/lib/airlock/service";  // database, uploads, artifacts ($AIRLOCK_DATA_DIR)
   std::string state_dir = "/var/lib/airlock";         // airlock run's state
+  // Each running job's scratch (its code file, collected outputs, airlock's
+  // record before it is stored): a tmpfs by default, nothing there needs to
+  // survive a restart. "": /run/airlock/work/<12 hex of sha256(data_dir)>.
+  std::string work_dir;
   std::string airlock_binary;                         // default: this executable
   int http_threads = 2;
   size_t max_running = 0;  // 0: the number of cores

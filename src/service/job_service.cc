@@ -73,7 +73,7 @@ json synthetic_record(const store::JobRow& row, const std::string& outcome, cons
 }
 
 std::string file_dir(const ServiceConfig& c, const std::string& id) { return c.data_dir + "/files/" + id; }
-std::string work_dir(const ServiceConfig& c, const std::string& id) { return c.data_dir + "/work/" + id; }
+std::string work_dir(const ServiceConfig& c, const std::string& id) { return c.work_dir + "/" + id; }
 
 }  // namespace
 
@@ -83,12 +83,14 @@ JobService::JobService(ServiceConfig config, store::Store& store)
       queue_(config_.max_running ? config_.max_running : std::max(1u, std::thread::hardware_concurrency()),
              config_.max_queued) {
   if (config_.max_running == 0) config_.max_running = std::max(1u, std::thread::hardware_concurrency());
+  if (config_.work_dir.empty())
+    config_.work_dir = "/run/airlock/work/" + Sha256::of(config_.data_dir).substr(0, 12);
 }
 
 JobService::~JobService() { stop(); }
 
 Status JobService::start() {
-  for (const auto& d : {config_.data_dir, config_.data_dir + "/files", config_.data_dir + "/work",
+  for (const auto& d : {config_.data_dir, config_.data_dir + "/files", config_.work_dir,
                         config_.data_dir + "/spool"})
     if (auto st = sys::make_dirs(d, 0700); !st) return st;
   // What a killed service left: its airlock processes died with it
@@ -118,6 +120,7 @@ void JobService::stop() {
   for (auto& t : workers_) t.join();
   workers_.clear();
   if (housekeeping_.joinable()) housekeeping_.join();
+  ::rmdir(config_.work_dir.c_str());  // only if empty: a job's scratch is removed with the job
 }
 
 ApiResult<Caller> JobService::authenticate(const std::string& header) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
 #include "base/sha256.h"
@@ -435,6 +436,7 @@ void JobService::job_ended(const std::string& job_id) {
 }
 
 void JobService::run_one(const QueuedJob& q) {
+  auto t_taken = Clock::now();
   auto row_r = store_.job(q.tenant_id, q.job_id);
   if (!row_r || !*row_r) return;
   store::JobRow row = **row_r;
@@ -475,6 +477,7 @@ void JobService::run_one(const QueuedJob& q) {
   std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
 
   row.started_at = jobs::now_rfc3339();
+  auto t_spawn = Clock::now();
   auto process = JobProcess::spawn(binary, args);
   if (!process) {
     (void)sys::remove_tree(dir);
@@ -488,7 +491,9 @@ void JobService::run_one(const QueuedJob& q) {
     processes_[row.id] = &*process;
     if (stopping_) (void)process->cancel();
   }
+  auto t_spawned = Clock::now();
   auto status = process->pump_and_wait(*live);
+  auto t_ended = Clock::now();
   {
     std::lock_guard lock(mu_);
     processes_.erase(row.id);
@@ -559,6 +564,14 @@ void JobService::run_one(const QueuedJob& q) {
   rec["tenant"] = row.tenant_id;
   rec["key_id"] = row.key_id;
   rec["states"] = {{"created_at", row.created_at}, {"started_at", row.started_at}, {"finished_at", finished_at}};
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::round(std::chrono::duration<double, std::milli>(b - a).count() * 1000) / 1000;
+  };
+  // The service's own share of the job's time, beside airlock's "timing".
+  rec["service_timing"] = {{"prepare_ms", ms(t_taken, t_spawn)},
+                           {"spawn_ms", ms(t_spawn, t_spawned)},
+                           {"airlock_ms", ms(t_spawned, t_ended)},
+                           {"finish_ms", ms(t_ended, Clock::now())}};
   auto stored = store_.finish_job(row.id, outcome, finished_at, rec.dump(), artifacts);
   log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome},
        {"stored", stored.has_value()}, {"error", stored ? "" : stored.error().message()}});

@@ -24,6 +24,10 @@ const char* const kRunUsage =
     "  --image NAME          image (default: host)\n"
     "  --workspace-size SIZE size of /workspace, /tmp, /dev/shm and /output each (default 256M)\n"
     "  --stdout-cap SIZE     bytes of stdout and of stderr kept (default 1M)\n"
+    "  --output-types LIST   types accepted in /output, e.g. csv,png (default: text,csv,tsv,json,png,jpeg,pdf,svg)\n"
+    "  --output-max-files N  files and directories accepted in /output (default 100)\n"
+    "  --output-max-size SIZE  largest accepted output file (default 64M)\n"
+    "  --output-max-total SIZE all accepted outputs together (default 256M)\n"
     "  --state-dir DIR       airlock's state (default $AIRLOCK_STATE_DIR or /var/lib/airlock)\n";
 
 namespace {
@@ -54,6 +58,22 @@ std::unexpected<Error> bad(const std::string& option, const std::string& value,
 }
 
 }  // namespace
+
+Result<workspace::TypeSet> parse_type_list(const std::string& text) {
+  workspace::TypeSet out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto type = workspace::type_from_name(name);
+    if (!type || *type == workspace::FileType::kBinary)
+      return fail("has an unknown type '" + name + "' (known: text, csv, tsv, json, png, jpeg, pdf, svg)");
+    out.insert(*type);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
 
 Result<uint64_t> parse_size(const std::string& text) {
   if (text.empty()) return fail("empty size");
@@ -118,6 +138,21 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
       {"--memory", size_into(p.memory_bytes, "--memory", 8ull << 20)},
       {"--workspace-size", size_into(p.workspace_bytes, "--workspace-size", 1ull << 20)},
       {"--stdout-cap", size_into(p.stdout_cap_bytes, "--stdout-cap", 0)},
+      {"--output-max-size", size_into(p.outputs.max_file_bytes, "--output-max-size", 1)},
+      {"--output-max-total", size_into(p.outputs.max_total_bytes, "--output-max-total", 1)},
+      {"--output-max-files", [&](const std::string& v) -> Status {
+         double n = 0;
+         if (!parse_number(v, n) || n != std::floor(n) || n < 1 || n > 100'000)
+           return bad("--output-max-files", v, "must be a whole number from 1 to 100000");
+         p.outputs.max_count = static_cast<size_t>(n);
+         return {};
+       }},
+      {"--output-types", [&](const std::string& v) -> Status {
+         auto types = parse_type_list(v);
+         if (!types) return bad("--output-types", v, types.error().what);
+         p.outputs.allowed = *types;
+         return {};
+       }},
       {"--pids", [&](const std::string& v) -> Status {
          double n = 0;
          if (!parse_number(v, n) || n != std::floor(n) || n < 4 || n > 1'000'000)

@@ -27,6 +27,8 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args);
 
 // "512", "64K", "256M", "1G", "1.5G" (binary units) -> bytes.
 Result<uint64_t> parse_size(const std::string& text);
+// "csv,png" -> file types (binary is never a choice).
+Result<workspace::TypeSet> parse_type_list(const std::string& text);
 // "10", "0.5" seconds -> milliseconds.
 Result<uint64_t> parse_seconds(const std::string& text);
 

@@ -34,7 +34,7 @@ Result<uint64_t> bounded(const json& v, const std::string& field, double scale, 
 Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out) {
   if (!p.is_object()) return bad("policy", "must be an object");
   if (auto st = only_known(p, "policy.", {"timeout_s", "cpu_time_s", "memory_mb", "pids", "cpus", "env",
-                                          "network", "workspace_mb", "stdout_cap_kb"});
+                                          "network", "workspace_mb", "stdout_cap_kb", "outputs"});
       !st)
     return st;
   auto take = [&](const char* key, double scale, uint64_t max, uint64_t& field) -> Status {
@@ -58,6 +58,40 @@ Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out)
     if (!std::isfinite(c) || c < 0.01) return bad("policy.cpus", "must be at least 0.01");
     if (c > caps.max_cpus) return bad("policy.cpus", "exceeds the tenant's limit of " + std::to_string(caps.max_cpus));
     out.cpus = c;
+  }
+  if (p.contains("outputs")) {
+    const json& o = p["outputs"];
+    if (!o.is_object()) return bad("policy.outputs", "must be an object");
+    if (auto st = only_known(o, "policy.outputs.", {"types", "max_files", "max_file_mb", "max_total_mb"}); !st)
+      return st;
+    uint64_t files = out.outputs.max_count;
+    if (o.contains("max_files")) {
+      auto v = bounded(o["max_files"], "policy.outputs.max_files", 1, 10'000);
+      if (!v) return std::unexpected(v.error());
+      files = *v;
+    }
+    out.outputs.max_count = static_cast<size_t>(files);
+    if (o.contains("max_file_mb")) {
+      auto v = bounded(o["max_file_mb"], "policy.outputs.max_file_mb", 1 << 20, 1ull << 30);
+      if (!v) return std::unexpected(v.error());
+      out.outputs.max_file_bytes = *v;
+    }
+    if (o.contains("max_total_mb")) {
+      auto v = bounded(o["max_total_mb"], "policy.outputs.max_total_mb", 1 << 20, 4ull << 30);
+      if (!v) return std::unexpected(v.error());
+      out.outputs.max_total_bytes = *v;
+    }
+    if (o.contains("types")) {
+      if (!o["types"].is_array() || o["types"].empty()) return bad("policy.outputs.types", "must be a non-empty array");
+      std::string list;
+      for (const auto& t : o["types"]) {
+        if (!t.is_string()) return bad("policy.outputs.types", "must hold strings");
+        list += (list.empty() ? "" : ",") + t.get<std::string>();
+      }
+      auto types = jobs::parse_type_list(list);
+      if (!types) return bad("policy.outputs.types", types.error().what);
+      out.outputs.allowed = *types;
+    }
   }
   if (p.contains("network")) {
     if (p["network"] != "none") return bad("policy.network", "only \"none\" is available");
@@ -168,7 +202,14 @@ std::vector<std::string> airlock_run_args(const JobRequest& r, const std::vector
                                    "--memory", std::to_string(p.memory_bytes), "--pids", std::to_string(p.pids),
                                    "--cpus", std::to_string(p.cpus),
                                    "--workspace-size", std::to_string(p.workspace_bytes),
-                                   "--stdout-cap", std::to_string(p.stdout_cap_bytes)};
+                                   "--stdout-cap", std::to_string(p.stdout_cap_bytes),
+                                   "--output-max-files", std::to_string(p.outputs.max_count),
+                                   "--output-max-size", std::to_string(p.outputs.max_file_bytes),
+                                   "--output-max-total", std::to_string(p.outputs.max_total_bytes)};
+  std::string types;
+  for (auto t : p.outputs.allowed) types += (types.empty() ? "" : ",") + std::string(workspace::type_name(t));
+  args.push_back("--output-types");
+  args.push_back(types);
   for (const auto& path : input_paths) {
     args.push_back("--input");
     args.push_back(path);

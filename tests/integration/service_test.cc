@@ -260,6 +260,18 @@ TEST_F(ServiceTest, ChecksDecideTheOutcome) {
             400);
 }
 
+TEST_F(ServiceTest, PerJobOutputPolicy) {
+  json body = {{"command", {"sh", "-c", "echo a,b > /output/t.csv; printf '\\211PNG' > /output/x.png"}},
+               {"policy", {{"outputs", {{"types", {"csv"}}}}}}};
+  json job = run_job(http, svc.alpha, body);
+  EXPECT_EQ(job["outcome"], "output_rejected") << job.dump(2);
+  bool refused_png = false;
+  for (const auto& o : job["record"]["outputs"])
+    if (o["name"] == "x.png") refused_png = o["verdict"] == "rejected";
+  EXPECT_TRUE(refused_png) << job["record"]["outputs"].dump();
+  EXPECT_EQ(job["record"]["policy"]["outputs"]["types"], json({"csv"}));
+}
+
 TEST_F(ServiceTest, HealthMetricsAndOpenApi) {
   EXPECT_EQ(http.request("GET", "/healthz").status, 200);
   run_job(http, svc.alpha, {{"command", {"true"}}});

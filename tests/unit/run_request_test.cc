@@ -110,3 +110,17 @@ TEST(ExecCandidates, FollowTheJobsPath) {
             std::vector<std::string>{"/opt/bin/tool"});
   EXPECT_TRUE(exec_candidates("tool", {}).empty());
 }
+
+TEST(RunRequest, OutputPolicyOptions) {
+  auto r = parse_run_args({"--output-types", "csv,png", "--output-max-files", "3", "--output-max-size", "1M",
+                           "--output-max-total", "2M", "--", "true"});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  using airlock::workspace::FileType;
+  EXPECT_EQ(r->policy.outputs.allowed, (airlock::workspace::TypeSet{FileType::kCsv, FileType::kPng}));
+  EXPECT_EQ(r->policy.outputs.max_count, 3u);
+  EXPECT_EQ(r->policy.outputs.max_file_bytes, 1u << 20);
+  EXPECT_EQ(r->policy.outputs.max_total_bytes, 2u << 20);
+  EXPECT_FALSE(parse_run_args({"--output-types", "csv,exe", "--", "true"}).has_value());
+  EXPECT_FALSE(parse_run_args({"--output-types", "binary", "--", "true"}).has_value());
+  EXPECT_FALSE(parse_run_args({"--output-max-files", "0", "--", "true"}).has_value());
+}

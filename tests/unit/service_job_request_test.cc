@@ -89,6 +89,25 @@ TEST(JobRequest, TranslatesToAirlockRunArguments) {
             (std::vector<std::string>{"python3", "/inputs/a.py"}));
 }
 
+TEST(JobRequest, OutputPolicyTravelsToAirlockRun) {
+  auto r = parse_job_request(json{{"command", {"x"}},
+                                  {"policy", {{"outputs", {{"types", {"png"}}, {"max_files", 2}, {"max_file_mb", 1}}}}}},
+                             {});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  auto args = airlock_run_args(*r, {}, "/o", "/r", "/s");
+  auto at = [&](const std::string& flag) {
+    auto it = std::find(args.begin(), args.end(), flag);
+    return it == args.end() || it + 1 == args.end() ? std::string("<none>") : *(it + 1);
+  };
+  EXPECT_EQ(at("--output-types"), "png");
+  EXPECT_EQ(at("--output-max-files"), "2");
+  EXPECT_EQ(at("--output-max-size"), std::to_string(1 << 20));
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"outputs", {{"types", {"exe"}}}}}}}).find("policy.outputs.types"),
+            std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"outputs", {{"names", 1}}}}}}).find("policy.outputs.names"),
+            std::string::npos);
+}
+
 TEST(ServiceConfig, TomlThenFlags) {
   auto c = parse_config("listen = \"127.0.0.1:9000\"\nmax_running = 3\ndata_dir = \"/d\"\n");
   ASSERT_TRUE(c.has_value()) << c.error().message();

@@ -112,6 +112,7 @@ TEST_F(ServiceTest, ErrorsAreClearAndChangeNothing) {
       {"POST", "/v1/files?name=../x", "data", a, 400, "name"},
       {"POST", "/v1/files?name=.hidden", "data", a, 400, "name"},
       {"POST", "/v1/files", "data", a, 400, "name"},
+      {"POST", "/v1/files?name=blob.bin", std::string("\x7f" "ELF\x02\x01\x01\x00", 8), a, 400, "type binary is not allowed"},
       {"GET", "/v1/jobs?limit=0", "", a, 400, "limit"},
       {"GET", "/v1/jobs?bogus=1", "", a, 400, "bogus"},
       {"GET", "/v1/nothing", "", a, 404, ""},

@@ -12,22 +12,12 @@
 #include "base/sha256.h"
 #include "store/chain.h"
 #include "store/store.h"
+#include "store_test_util.h"
 
 namespace airlock::store {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path() / "airlock-store-XXXXXX";
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 std::string at(int day) {
   char buf[40];

@@ -8,22 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "store/store.h"
+#include "store_test_util.h"
 
 namespace airlock::store {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path() / "airlock-store-XXXXXX";
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 // Creates, starts and finishes `n` jobs, alternating between `tenants`.
 void work(Store& store, const std::vector<std::string>& tenants, int thread, int n,

@@ -8,22 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "store/store.h"
+#include "store_test_util.h"
 
 namespace airlock::store {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path() / "airlock-store-XXXXXX";
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 // 2026-01-01T00:MM:SS.000Z for i seconds after midnight (i < 3600).
 std::string at(int i) {

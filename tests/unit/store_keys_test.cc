@@ -12,29 +12,14 @@
 #include "store/schema.h"
 #include "store/secrets.h"
 #include "store/store.h"
+#include "store_test_util.h"
 
 namespace airlock::store {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path() / "airlock-store-XXXXXX";
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
+using testing::TempDir;
 
- private:
-  std::string path_;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 void raw_exec(const std::string& db_path, const char* sql) {
   sqlite3* db = nullptr;

@@ -4,6 +4,7 @@
 // it is tested without a service.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -16,6 +17,7 @@ namespace airlock::service {
 struct QueuedJob {
   std::string job_id;
   std::string tenant_id;
+  std::chrono::steady_clock::time_point admitted = std::chrono::steady_clock::now();
 };
 
 class JobQueue {

@@ -608,7 +608,8 @@ void JobService::run_one(const QueuedJob& q) {
     return std::round(std::chrono::duration<double, std::milli>(b - a).count() * 1000) / 1000;
   };
   // The service's own share of the job's time, beside airlock's "timing".
-  rec["service_timing"] = {{"prepare_ms", ms(t_taken, t_spawn)},
+  rec["service_timing"] = {{"queue_ms", ms(q.admitted, t_taken)},
+                           {"prepare_ms", ms(t_taken, t_spawn)},
                            {"spawn_ms", ms(t_spawn, t_spawned)},
                            {"airlock_ms", ms(t_spawned, t_ended)},
                            {"finish_ms", ms(t_ended, Clock::now())}};

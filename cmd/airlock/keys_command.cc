@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
 #include "store/store.h"
 
 using airlock::store::Store;
@@ -71,13 +72,8 @@ std::string parse(const std::vector<std::string>& args, KeysArgs& out) {
 
 std::set<std::string> split_commas(const std::string& text) {
   std::set<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) out.insert(text.substr(start, comma - start));
-    start = comma + 1;
-  }
+  for (auto& part : airlock::split(text, ','))
+    if (!part.empty()) out.insert(std::move(part));
   return out;
 }
 

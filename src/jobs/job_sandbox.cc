@@ -2,6 +2,7 @@
 
 #include <sys/statfs.h>
 
+#include "base/strings.h"
 #include "jobs/policy.h"
 #include "sandbox/seccomp_cache.h"
 #include "sandbox/tmpfs.h"
@@ -46,14 +47,8 @@ std::vector<std::string> exec_candidates(const std::string& program,
   for (const auto& e : env)
     if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+  for (const auto& dir : split(path, ':'))
     if (!dir.empty() && dir[0] == '/') out.push_back(dir + "/" + program);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
   return out;
 }
 

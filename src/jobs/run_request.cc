@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 
+#include "base/strings.h"
+
 namespace airlock::jobs {
 
 const char* const kRunUsage =
@@ -61,16 +63,11 @@ std::unexpected<Error> bad(const std::string& option, const std::string& value,
 
 Result<workspace::TypeSet> parse_type_list(const std::string& text) {
   workspace::TypeSet out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const auto& name : split(text, ',')) {
     auto type = workspace::type_from_name(name);
     if (!type || *type == workspace::FileType::kBinary)
       return fail("has an unknown type '" + name + "' (known: text, csv, tsv, json, png, jpeg, pdf, svg)");
     out.insert(*type);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -3,6 +3,8 @@
 // verification in store_maintenance.cc.
 #include "store/store.h"
 
+#include "base/strings.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,13 +49,8 @@ std::string join_scopes(const std::set<std::string>& scopes) {
 
 std::set<std::string> split_scopes(const std::string& text) {
   std::set<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) out.insert(text.substr(start, comma - start));
-    start = comma + 1;
-  }
+  for (auto& part : split(text, ','))
+    if (!part.empty()) out.insert(std::move(part));
   return out;
 }
 

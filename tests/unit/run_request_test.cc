@@ -124,3 +124,12 @@ TEST(RunRequest, OutputPolicyOptions) {
   EXPECT_FALSE(parse_run_args({"--output-types", "binary", "--", "true"}).has_value());
   EXPECT_FALSE(parse_run_args({"--output-max-files", "0", "--", "true"}).has_value());
 }
+
+#include "base/strings.h"
+
+TEST(Strings, Split) {
+  using airlock::split;
+  EXPECT_EQ(split("a,b,,c", ','), (std::vector<std::string>{"a", "b", "", "c"}));
+  EXPECT_EQ(split("", ','), std::vector<std::string>{""});
+  EXPECT_EQ(split("x:", ':'), (std::vector<std::string>{"x", ""}));
+}

@@ -1,0 +1,13 @@
+// Small string helpers shared across layers.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace airlock {
+
+// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}.
+std::vector<std::string> split(std::string_view text, char separator);
+
+}  // namespace airlock

@@ -164,7 +164,9 @@ uid_t job_uid_of(pid_t airlock, int timeout_ms) {
         pid_t pid = std::atoi(e->d_name);
         if (pid <= 0 || status_field(pid, "PPid") != airlock) continue;
         long uid = status_field(pid, "Uid");
-        if (uid >= 3000000) {
+        // While init builds the sandbox it runs as the lease's base uid
+        // (inside root); the job's uid is base + 1, always odd.
+        if (uid >= 3000000 && (uid - 3000000) % 2 == 1) {
           ::closedir(proc);
           return static_cast<uid_t>(uid);
         }

@@ -304,15 +304,22 @@ TEST_F(ServiceTest, HealthMetricsAndOpenApi) {
 TEST(ServiceOverload, AnswersTooManyRequestsWithRetryAfter) {
   ServiceProcess svc({"--max-running", "1", "--max-queued", "2"});
   HttpClient http(svc.port());
+  const std::string body = json{{"command", {"sleep", "5"}}}.dump();
+  auto first = http.request("POST", "/v1/jobs", body, svc.alpha.auth());
+  ASSERT_EQ(first.status, 201);
+  // Once it runs, the queue holds two more and refuses the rest.
+  EXPECT_EQ(wait_for_state(http, svc.alpha, first.json()["id"], "running")["state"], "running");
   std::vector<int> statuses;
   std::string retry_after;
-  for (int i = 0; i < 6; ++i) {
-    auto r = http.request("POST", "/v1/jobs", json{{"command", {"sleep", "5"}}}.dump(), svc.alpha.auth());
+  for (int i = 0; i < 5; ++i) {
+    auto r = http.request("POST", "/v1/jobs", body, svc.alpha.auth());
     statuses.push_back(r.status);
-    if (r.status == 429) retry_after = r.headers["retry-after"];
+    if (r.status == 429) {
+      retry_after = r.headers["retry-after"];
+      EXPECT_NE(r.body.find("queue is full"), std::string::npos) << r.body;
+    }
   }
-  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 3) << "one running, two queued";
-  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 429), 3);
+  EXPECT_EQ(statuses, (std::vector<int>{201, 201, 429, 429, 429}));
   EXPECT_FALSE(retry_after.empty());
 }
 

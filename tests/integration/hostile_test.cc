@@ -449,12 +449,18 @@ void expect_nothing_left(const json& record, const std::vector<std::string>& mou
 
 // ---------------------------------------------------------------- output dir
 
-// A private host directory for --output-dir, removed afterwards.
+// A private host directory for --output-dir and airlock's state (its job
+// directories and records), removed afterwards: the suite leaves nothing in
+// /var/lib/airlock. Mode 0711: the sandbox's unprivileged user passes through.
 struct TempDir {
   fs::path path;
   TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "airlock-hostile-XXXXXX").string();
-    if (mkdtemp(tmpl.data())) path = tmpl;
+    if (mkdtemp(tmpl.data())) {
+      path = tmpl;
+      ::chmod(tmpl.c_str(), 0711);
+      ::mkdir((path / "state").c_str(), 0711);
+    }
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -543,7 +549,8 @@ json run_and_check(const Case& c) {
 
   TempDir out_dir;
   EXPECT_FALSE(out_dir.path.empty()) << "mkdtemp: " << strerror(errno);
-  std::vector<std::string> argv = {AIRLOCK_BINARY, "run", "--json", "--output-dir", (out_dir.path / "out").string(),
+  std::vector<std::string> argv = {AIRLOCK_BINARY, "run", "--json", "--state-dir", (out_dir.path / "state").string(),
+                                   "--output-dir", (out_dir.path / "out").string(),
                                    "--input", (kCasesDir / c.file).string()};
   for (const auto& in : c.all("input")) {
     argv.push_back("--input");

@@ -15,6 +15,7 @@
 #include "base/unique_fd.h"
 #include "sys/file_io.h"
 #include "workspace/manifest.h"
+#include "workspace/copy_hashing.h"
 #include "workspace/names.h"
 
 namespace airlock::workspace {
@@ -97,35 +98,6 @@ std::expected<UniqueFd, Refusal> open_input(const std::string& path, const std::
   return fd;
 }
 
-struct Copied {
-  std::string content;
-  std::string sha256;
-};
-
-// Streams `in` to `out`, hashing as it goes; refuses more than `limit` bytes.
-Checked<Copied> copy_hashing(int in, int out, uint64_t limit, const std::string& name) {
-  Copied copied;
-  Sha256 hash;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(in, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno("read input " + printable(name));
-    }
-    if (n == 0) break;
-    const std::string_view chunk(buf, static_cast<size_t>(n));
-    if (copied.content.size() + chunk.size() > limit)
-      return refused<Copied>(refusal(name, "grew beyond the size limit while being copied"));
-    hash.update(chunk);
-    if (auto st = sys::write_all(out, chunk); !st)
-      return fail_with("write staged input " + printable(name), st.error().err);
-    copied.content.append(chunk);
-  }
-  copied.sha256 = hash.hex_digest();
-  return copied;
-}
-
 class Admitter {
  public:
   Admitter(int staging_fd, const InputPolicy& policy)
@@ -162,9 +134,10 @@ class Admitter {
                           O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444));
     if (!out) return fail_errno("create staged input " + printable(name));
     staged_.add(name);
-    auto copied = copy_hashing(in, out.get(), limit, name);
-    if (!copied) return std::unexpected(copied.error());
-    if (!*copied) return refused<ManifestEntry>(copied->error());
+    auto copied = copy_hashing(in, out.get(), limit);
+    if (!copied)
+      return fail_with("copy input " + printable(name) + ": " + copied.error().what, copied.error().err);
+    if (!*copied) return reject(name, "grew beyond the size limit while being copied");
     const FileType type = detect_type((*copied)->content);
     if (!policy_.allowed.contains(type))
       return reject(name, "type " + std::string(type_name(type)) +

@@ -19,6 +19,7 @@
 #include "sys/file_io.h"
 #include "sys/syscalls.h"
 #include "workspace/manifest.h"
+#include "workspace/copy_hashing.h"
 #include "workspace/names.h"
 
 namespace airlock::workspace {
@@ -51,34 +52,6 @@ std::string kind_of(mode_t mode) {
 
 bool same_object(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-struct Copied {
-  std::string content;
-  std::string sha256;
-};
-
-// Streams `in` to `out`, hashing as it goes. nullopt when more than `limit`
-// bytes arrive (the file grew after it was measured).
-Result<std::optional<Copied>> copy_hashing(int in, int out, uint64_t limit) {
-  Copied copied;
-  Sha256 hash;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(in, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno("read output file");
-    }
-    if (n == 0) break;
-    const std::string_view chunk(buf, static_cast<size_t>(n));
-    if (copied.content.size() + chunk.size() > limit) return std::nullopt;
-    hash.update(chunk);
-    if (auto st = sys::write_all(out, chunk); !st) return std::unexpected(st.error());
-    copied.content.append(chunk);
-  }
-  copied.sha256 = hash.hex_digest();
-  return copied;
 }
 
 class Collector {

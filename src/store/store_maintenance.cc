@@ -1,6 +1,8 @@
 // Store: usage, retention and verification of the record chains.
 #include <sys/stat.h>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "jobs/record.h"
@@ -186,37 +188,32 @@ Result<VerifyReport> Store::verify() {
     }
   }
 
-  auto read = [](const Statement& r) {
-    return StoredRecord{r.text(0), r.text(1), r.int64(2), r.text(3), r.text(4), r.text(5), r.text(6)};
+  // Steps through one tenant's records selected by `query`, oldest first.
+  auto each_record = [&](const char* query, const std::string& tenant,
+                         const std::function<void(StoredRecord)>& visit) -> Status {
+    auto s = sql(query);
+    if (!s) return std::unexpected(s.error());
+    (*s)->bind(1, tenant);
+    while (true) {
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) return {};
+      const Statement& r = **s;
+      visit(StoredRecord{r.text(0), r.text(1), r.int64(2), r.text(3), r.text(4), r.text(5), r.text(6)});
+    }
   };
   for (const auto& tenant : tenants) {
     ChainVerifier chain(tenant);
-    {
-      auto s = sql(
-          "SELECT job_id, tenant_id, seq, prev_hash, hash, json, created_at FROM records "
-          "WHERE tenant_id = ?1 AND job_id = '' ORDER BY seq");
-      if (!s) return std::unexpected(s.error());
-      (*s)->bind(1, tenant);
-      while (true) {
-        auto row = (*s)->step();
-        if (!row) return std::unexpected(row.error());
-        if (!*row) break;
-        chain.note_retention(read(**s));
-      }
-    }
-    {
-      auto s = sql(
-          "SELECT job_id, tenant_id, seq, prev_hash, hash, json, created_at FROM records "
-          "WHERE tenant_id = ?1 ORDER BY seq");
-      if (!s) return std::unexpected(s.error());
-      (*s)->bind(1, tenant);
-      while (true) {
-        auto row = (*s)->step();
-        if (!row) return std::unexpected(row.error());
-        if (!*row) break;
-        chain.add(read(**s));
-      }
-    }
+    if (auto st = each_record("SELECT job_id, tenant_id, seq, prev_hash, hash, json, created_at FROM records "
+                              "WHERE tenant_id = ?1 AND job_id = '' ORDER BY seq",
+                              tenant, [&](StoredRecord r) { chain.note_retention(r); });
+        !st)
+      return std::unexpected(st.error());
+    if (auto st = each_record("SELECT job_id, tenant_id, seq, prev_hash, hash, json, created_at FROM records "
+                              "WHERE tenant_id = ?1 ORDER BY seq",
+                              tenant, [&](StoredRecord r) { chain.add(r); });
+        !st)
+      return std::unexpected(st.error());
     std::optional<ChainHead> head;
     {
       auto s = sql("SELECT seq, hash FROM chain_heads WHERE tenant_id = ?1");

@@ -222,4 +222,10 @@ bool in_cgroup2(pid_t pid, std::string_view rel) {
   return false;
 }
 
+Result<uint64_t> read_cpu_stat_ns(const std::string& dir) {
+  auto usec = read_keyed(join(dir, "cpu.stat"), "usage_usec");
+  if (!usec) return std::unexpected(usec.error());
+  return *usec * 1000;
+}
+
 }  // namespace airlock::sandbox::cgroupfs

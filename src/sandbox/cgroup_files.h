@@ -37,6 +37,8 @@ Result<uint64_t> read_u64(const std::string& path);
 // `key` of a flat-keyed file. A missing file fails with err ENOENT; a missing
 // key fails with err 0.
 Result<uint64_t> read_keyed(const std::string& path, std::string_view key);
+// cgroup2 cpu.stat's usage_usec of the group directory `dir`, in nanoseconds.
+Result<uint64_t> read_cpu_stat_ns(const std::string& dir);
 // 0 for a missing file (a controller or feature absent on this kernel).
 Result<uint64_t> zero_if_missing(Result<uint64_t> value);
 

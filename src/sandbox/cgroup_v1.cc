@@ -114,9 +114,7 @@ class CgroupV1 final : public Cgroup {
   Result<uint64_t> cpu_ns() const override {
     if (std::string d = dir_of("cpuacct"); !d.empty()) return cgroupfs::read_u64(join(d, "cpuacct.usage"));
     if (unified_dir_.empty()) return fail("cgroup " + name_ + ": no cpu accounting");
-    auto usec = cgroupfs::read_keyed(join(unified_dir_, "cpu.stat"), "usage_usec");
-    if (!usec) return std::unexpected(usec.error());
-    return *usec * 1000;
+    return cgroupfs::read_cpu_stat_ns(unified_dir_);
   }
 
   Result<CgroupUsage> usage() const override {

@@ -66,11 +66,7 @@ class CgroupV2 final : public Cgroup {
     return sys::write_file(file("cgroup.procs"), std::to_string(pid));
   }
 
-  Result<uint64_t> cpu_ns() const override {
-    auto usec = cgroupfs::read_keyed(file("cpu.stat"), "usage_usec");
-    if (!usec) return std::unexpected(usec.error());
-    return *usec * 1000;
-  }
+  Result<uint64_t> cpu_ns() const override { return cgroupfs::read_cpu_stat_ns(path_); }
 
   Result<CgroupUsage> usage() const override {
     CgroupUsage u;

@@ -76,11 +76,15 @@ Result<JobSpec> build_job_spec(const RunRequest& req, const std::string& root_mo
   auto filter = sandbox::load_or_build_job_filter(cache_dir);
   if (!filter) return std::unexpected(filter.error());
   spec.seccomp = std::move(*filter);
-  spec.argv = req.command;
-  spec.env = job_environment(p);
-  spec.exec_candidates = exec_candidates(req.command[0], spec.env);
-  spec.prepare_exec();
   return job;
+}
+
+sandbox::Command job_command(const RunRequest& req) {
+  sandbox::Command command;
+  command.argv = req.command;
+  command.env = job_environment(req.policy);
+  command.exec_candidates = exec_candidates(req.command[0], command.env);
+  return command;
 }
 
 void note_full_mounts(const Mounts& mounts, JobRecord& rec) {

@@ -35,9 +35,12 @@ struct JobSpec {
   sandbox::ImageInfo image;
 };
 
-// The host image, the job's mounts, rlimits, the seccomp filter, argv and env.
+// The host image, the job's mounts, rlimits and the seccomp filter.
 Result<JobSpec> build_job_spec(const RunRequest& request, const std::string& root_mountpoint,
                                const Mounts& mounts, const std::string& cache_dir);
+
+// What the prepared sandbox is told to run: argv, environment, PATH candidates.
+sandbox::Command job_command(const RunRequest& request);
 
 // Adds "disk" to the record's limits when a writable mount is full.
 void note_full_mounts(const Mounts& mounts, JobRecord& record);

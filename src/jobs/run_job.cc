@@ -40,6 +40,12 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
                       std::unique_ptr<sandbox::Cgroup>& cgroup, Mounts& mounts) {
   const JobPolicy& p = req.policy;
   Laps laps(rec.timing);
+  sandbox::Command command = job_command(req);
+  if (auto encoded = sandbox::encode_command(command); !encoded) {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = encoded.error().what;
+    return {};
+  }
   auto inputs = make_input_mount(p.inputs);
   if (!inputs) return std::unexpected(inputs.error());
   std::string input_dir = "/proc/self/fd/" + std::to_string(inputs->get());
@@ -84,6 +90,8 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
 
   auto process = sandbox::launch_sandbox({spec, ids, cgroup.get(), std::move(out_w), std::move(err_w)});
   if (!process) return std::unexpected(process.error());
+  laps.lap("prepare");
+  if (auto st = process->start(command); !st) return st;
   laps.lap("start");
   SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
                        env.echo_stderr, env.cancel_fd};

@@ -1,6 +1,8 @@
 #include "sandbox/init.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +16,11 @@
 namespace airlock::sandbox {
 namespace {
 
+// Static, not heap: init never allocates (it may be a fork of a threaded
+// process), and a prepared sandbox costs no memory for these until used.
+char g_command[kMaxCommandBytes];
+char* g_slots[kMaxCommandStrings + 3];
+
 void send_msg(MsgKind kind, int value) {
   Msg msg{};
   msg.kind = kind;
@@ -23,34 +30,88 @@ void send_msg(MsgKind kind, int value) {
 
 void write_str(const char* s) { (void)!::write(2, s, std::strlen(s)); }
 
-[[noreturn]] void exec_payload(const SandboxSpec& spec) {
-  ::setsid();  // no controlling terminal, own process group
+ssize_t recv_retry(void* buf, size_t len) {
+  ssize_t n;
+  do n = ::recv(kSyncFd, buf, len, 0);
+  while (n < 0 && errno == EINTR);
+  return n;
+}
+
+// Waits for kRun and the command. False when the host closed the socket or
+// sent something else: there is nothing to run.
+bool receive_command(CommandView* command) {
+  Msg msg{};
+  if (recv_retry(&msg, sizeof(msg)) != sizeof(msg) || msg.kind != MsgKind::kRun) return false;
+  ssize_t n = recv_retry(g_command, sizeof(g_command));
+  if (n <= 0 || n != msg.value) return false;
+  return decode_command(g_command, static_cast<size_t>(n), g_slots,
+                        sizeof(g_slots) / sizeof(g_slots[0]), command);
+}
+
+[[noreturn]] void start_payload(const SandboxSpec& spec, const CommandView& cmd) {
+  ::close_range(3, ~0U, 0);  // the sync socket and init's signalfd stay with init
+  ::setsid();                // no controlling terminal, own process group
   sigset_t all;
   sigemptyset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
   for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
-  if (::chdir(spec.cwd.c_str()) < 0) {
+  if (::chdir(cmd.cwd) < 0) {
     write_str("airlock: cannot enter the working directory\n");
     ::_exit(126);
   }
+  if (spec.in_process != nullptr) {
+    spec.in_process(cmd);
+    ::_exit(127);  // not reached: the in-process payload exits itself
+  }
   int first_error = ENOENT;
-  for (const auto& path : spec.exec_candidates) {
-    ::execve(path.c_str(), spec.argv_ptrs.data(), spec.env_ptrs.data());
+  for (char** path = cmd.candidates; *path != nullptr; ++path) {
+    ::execve(*path, cmd.argv, cmd.env);
     if (errno != ENOENT && errno != ENOTDIR) first_error = errno;
   }
   write_str("airlock: cannot run '");
-  write_str(spec.argv.empty() ? "" : spec.argv[0].c_str());
+  write_str(cmd.argv[0]);
   write_str(first_error == ENOENT ? "': command not found\n"
             : first_error == EACCES ? "': permission denied\n"
                                     : "': not an executable the sandbox can run\n");
   ::_exit(first_error == ENOENT ? 127 : 126);
 }
 
+// Reaps everything that ended; true (with its status) once the payload has.
+bool reap(pid_t payload, int* payload_status) {
+  bool done = false;
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return done;
+    if (pid == payload) {
+      *payload_status = status;
+      done = true;
+    }
+  }
+}
+
 }  // namespace
 
 void run_init(const SandboxSpec& spec) {
+  // Dispositions inherited from whoever cloned us (a Python interpreter has
+  // its own handlers) go back to the defaults: as pid 1 of the namespace,
+  // init then ignores every signal the job could send it.
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
   ::setsid();
-  ::fcntl(kSyncFd, F_SETFD, FD_CLOEXEC);  // the payload must not inherit it
+  ::fcntl(kSyncFd, F_SETFD, FD_CLOEXEC);
+  send_msg(MsgKind::kReady, 0);
+  CommandView command;
+  if (!receive_command(&command)) ::_exit(0);
+
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
+  int sigfd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) {
+    send_msg(MsgKind::kError, errno);
+    ::_exit(125);
+  }
   // A raw clone: no atfork handlers, nothing that could wait on a lock
   // inherited from a threaded parent.
   auto pid = sys::raw_fork();
@@ -58,16 +119,31 @@ void run_init(const SandboxSpec& spec) {
     send_msg(MsgKind::kError, pid.error().err);
     ::_exit(125);
   }
-  if (*pid == 0) exec_payload(spec);
+  if (*pid == 0) start_payload(spec, command);
   send_msg(MsgKind::kStarted, *pid);
   for (;;) {
-    int status = 0;
-    pid_t done = ::waitpid(-1, &status, 0);
-    if (done == *pid) {
-      send_msg(MsgKind::kExited, status);
-      ::_exit(0);
+    pollfd fds[2] = {{kSyncFd, POLLIN, 0}, {sigfd, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      ::_exit(125);
     }
-    if (done < 0 && errno != EINTR) ::_exit(125);
+    if (fds[0].revents) {
+      Msg msg{};
+      ssize_t n = recv_retry(&msg, sizeof(msg));
+      if (n <= 0) ::_exit(0);  // the host is gone: end the sandbox
+      if (n == sizeof(msg) && msg.kind == MsgKind::kSignal && msg.value > 0 && msg.value < NSIG)
+        ::kill(-*pid, msg.value);
+    }
+    if (fds[1].revents) {
+      signalfd_siginfo info;
+      while (::read(sigfd, &info, sizeof(info)) > 0) {
+      }
+      int status = 0;
+      if (reap(*pid, &status)) {
+        send_msg(MsgKind::kExited, status);
+        ::_exit(0);
+      }
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 #include "sandbox/launcher.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -45,11 +46,59 @@ Status SandboxProcess::kill() {
 Result<int> SandboxProcess::wait() {
   AIRLOCK_CHECK(!reaped_);
   int status = 0;
-  while (::waitpid(pid_, &status, __WALL) < 0) {
-    if (errno != EINTR) return fail_errno("wait for the sandbox's init");
+  if (is_child_) {
+    while (::waitpid(pid_, &status, __WALL) < 0) {
+      if (errno != EINTR) return fail_errno("wait for the sandbox's init");
+    }
+  } else {
+    pollfd p{pidfd_.get(), POLLIN, 0};
+    while (::poll(&p, 1, -1) < 0) {
+      if (errno != EINTR) return fail_errno("wait for the sandbox's init");
+    }
   }
   reaped_ = true;
   return status;
+}
+
+namespace {
+
+Status send_msg(int sync_fd, MsgKind kind, int value) {
+  Msg msg{};
+  msg.kind = kind;
+  msg.value = value;
+  if (::send(sync_fd, &msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg))
+    return fail_errno("write to the sandbox's init");
+  return {};
+}
+
+// Waits for `want` from init; an error for a failed step or an early exit.
+Status await(SandboxProcess& process, MsgKind want, const char* what) {
+  auto msg = process.read_message();
+  if (!msg) return std::unexpected(msg.error());
+  if (!msg->has_value()) return fail(std::string("the sandbox's init exited before ") + what);
+  const Msg& m = **msg;
+  if (m.kind == want) return {};
+  if (m.kind == MsgKind::kError)
+    return fail_with(std::string("sandbox setup failed: ") +
+                         (m.step[0] ? m.step : "start the job's process"),
+                     m.value);
+  return fail("an unexpected message from the sandbox's init");
+}
+
+}  // namespace
+
+Status SandboxProcess::start(const Command& command) {
+  auto encoded = encode_command(command);
+  if (!encoded) return std::unexpected(encoded.error());
+  if (auto st = send_msg(sync_.get(), MsgKind::kRun, static_cast<int>(encoded->size())); !st) return st;
+  if (::send(sync_.get(), encoded->data(), encoded->size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(encoded->size()))
+    return fail_errno("send the command to the sandbox");
+  return await(*this, MsgKind::kStarted, "the job started");
+}
+
+Status SandboxProcess::signal_payload(int sig) {
+  return send_msg(sync_.get(), MsgKind::kSignal, sig);
 }
 
 namespace {
@@ -60,32 +109,18 @@ Status map_ids(pid_t pid, const IdMap& ids, const SandboxSpec& spec) {
   return sys::write_file(proc + "/gid_map", ids.gid_map(spec.gid));
 }
 
-Status send_go(int sync_fd) {
-  Msg go{};
-  go.kind = MsgKind::kGo;
-  if (::send(sync_fd, &go, sizeof(go), MSG_NOSIGNAL) != sizeof(go))
-    return fail_errno("release the sandbox child");
-  return {};
-}
-
-Status await_start(SandboxProcess& process) {
-  auto msg = process.read_message();
-  if (!msg) return std::unexpected(msg.error());
-  if (!msg->has_value()) return fail("the sandbox's init exited before the job started");
-  const Msg& m = **msg;
-  if (m.kind == MsgKind::kStarted) return {};
-  if (m.kind == MsgKind::kError)
-    return fail_with(std::string("sandbox setup failed: ") +
-                         (m.step[0] ? m.step : "start the job's process"),
-                     m.value);
-  return fail("an unexpected message from the sandbox's init");
-}
-
 }  // namespace
+
+Status finish_launch(SandboxProcess& process, const IdMap& ids, const SandboxSpec& spec,
+                     Cgroup& cgroup) {
+  if (auto st = map_ids(process.pid(), ids, spec); !st) return st;
+  if (auto st = cgroup.add_process(process.pid()); !st) return st;
+  if (auto st = send_msg(process.sync_fd(), MsgKind::kGo, 0); !st) return st;
+  return await(process, MsgKind::kReady, "the sandbox was ready");
+}
 
 Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
   AIRLOCK_CHECK(request.spec != nullptr && request.cgroup != nullptr);
-  AIRLOCK_CHECK(!request.spec->argv_ptrs.empty());
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return fail_errno("create the sandbox sync socket");
@@ -112,10 +147,8 @@ Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
   request.stdout_w.reset();
   request.stderr_w.reset();
 
-  if (auto st = map_ids(*pid, request.ids, *request.spec); !st) return std::unexpected(st.error());
-  if (auto st = request.cgroup->add_process(*pid); !st) return std::unexpected(st.error());
-  if (auto st = send_go(process.sync_fd()); !st) return std::unexpected(st.error());
-  if (auto st = await_start(process); !st) return std::unexpected(st.error());
+  if (auto st = finish_launch(process, request.ids, *request.spec, *request.cgroup); !st)
+    return std::unexpected(st.error());
   return process;
 }
 

@@ -1,6 +1,7 @@
-// Host side of starting a sandbox: clone into fresh namespaces (and straight
-// into the job's cgroup), map the ids, release the child, and wait until the
-// payload has started or a containment step has failed.
+// Host side of a sandbox: clone into fresh namespaces (and straight into the
+// job's cgroup), map the ids, release the child, and wait until it is
+// contained (prepared) or a containment step has failed. Starting the job's
+// command is a separate step, so a sandbox can be prepared ahead of demand.
 #pragma once
 
 #include <sys/types.h>
@@ -17,30 +18,42 @@ namespace airlock::sandbox {
 
 // The sandbox's init process. Owns its pidfd and the sync socket; if it is
 // destroyed before wait() was called, it kills init (and so the whole pid
-// namespace) and reaps it.
+// namespace) and reaps it. Init need not be our child: a sandbox prepared by
+// a preloaded interpreter or another airlock process is held by its pidfd.
 class SandboxProcess {
  public:
-  SandboxProcess(pid_t pid, UniqueFd pidfd, UniqueFd sync)
-      : pid_(pid), pidfd_(std::move(pidfd)), sync_(std::move(sync)) {}
+  SandboxProcess(pid_t pid, UniqueFd pidfd, UniqueFd sync, bool is_child = true)
+      : pid_(pid), pidfd_(std::move(pidfd)), sync_(std::move(sync)), is_child_(is_child) {}
   SandboxProcess(SandboxProcess&&) = default;
   SandboxProcess& operator=(SandboxProcess&&) = delete;
   ~SandboxProcess();
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return pid_; }  // in the host's pid namespace
   int pidfd() const { return pidfd_.get(); }  // readable when init has exited
   int sync_fd() const { return sync_.get(); }
 
+  // Sends the job's command to a prepared sandbox and waits until init has
+  // forked the payload. Once per sandbox.
+  Status start(const Command& command);
+  // Asks init to send `sig` to the payload's process group.
+  Status signal_payload(int sig);
   // Next message from init; nullopt when init closed the socket (it exited).
   Result<std::optional<Msg>> read_message();
   // SIGKILL to init: the kernel then kills everything in the pid namespace.
   Status kill();
-  // Reaps init and returns its wait status.
+  // Waits until init has exited; reaps it and returns its wait status when it
+  // is our child (else 0).
   Result<int> wait();
+  // Gives up the fds (to hand the sandbox to another process); the object is
+  // then empty and its destructor does nothing.
+  UniqueFd release_pidfd() { reaped_ = true; return std::move(pidfd_); }
+  UniqueFd release_sync() { return std::move(sync_); }
 
  private:
   pid_t pid_;
   UniqueFd pidfd_;
   UniqueFd sync_;
+  bool is_child_ = true;
   bool reaped_ = false;
 };
 
@@ -52,6 +65,12 @@ struct LaunchRequest {
   UniqueFd stderr_w;
 };
 
+// Clones the sandbox here and returns once it is prepared.
 Result<SandboxProcess> launch_sandbox(LaunchRequest request);
+
+// The host's half of preparing a sandbox cloned elsewhere (by a preloaded
+// interpreter): map the ids, join the cgroups, release it, wait until ready.
+Status finish_launch(SandboxProcess& process, const IdMap& ids, const SandboxSpec& spec,
+                     Cgroup& cgroup);
 
 }  // namespace airlock::sandbox

@@ -6,11 +6,17 @@
 
 namespace airlock::sandbox {
 
+// A sandbox is prepared first (contained, init waiting) and started later:
+//   host: kGo -> child: kReady ... host: kRun + command -> init: kStarted ... kExited
+// The time between kReady and kRun is what a warm pool keeps in stock.
 enum class MsgKind : uint32_t {
   kGo = 1,       // host -> child: ids are mapped, cgroup joined; continue
   kError = 2,    // child -> host: a containment step failed (step, value=errno)
-  kStarted = 3,  // child -> host: the payload was forked (value = its pid inside)
-  kExited = 4,   // child -> host: the payload ended (value = wait status)
+  kStarted = 3,  // init -> host: the payload was forked (value = its pid inside)
+  kExited = 4,   // init -> host: the payload ended (value = wait status)
+  kReady = 5,    // init -> host: contained; waiting for the command
+  kRun = 6,      // host -> init: the next message is the encoded command (value = its size)
+  kSignal = 7,   // host -> init: send signal `value` to the payload's process group
 };
 
 struct Msg {
@@ -18,6 +24,9 @@ struct Msg {
   int32_t value;
   char step[96];
 };
+
+// When the host's end of the socket closes, init exits, and with it every
+// process of the sandbox: a sandbox never outlives whoever holds it.
 
 // The fd number the sync socket has inside the sandbox's init.
 inline constexpr int kSyncFd = 3;

@@ -13,15 +13,3 @@ std::string IdMap::gid_map(gid_t inside_gid) const { return uid_map(inside_gid);
 
 }  // namespace airlock::sandbox
 
-namespace airlock::sandbox {
-
-void SandboxSpec::prepare_exec() {
-  argv_ptrs.clear();
-  env_ptrs.clear();
-  for (auto& a : argv) argv_ptrs.push_back(a.data());
-  argv_ptrs.push_back(nullptr);
-  for (auto& e : env) env_ptrs.push_back(e.data());
-  env_ptrs.push_back(nullptr);
-}
-
-}  // namespace airlock::sandbox

@@ -1,7 +1,8 @@
 // Everything the sandbox child needs, decided on the host before the clone.
 // The child only reads this (c_str(), fds) and issues syscalls: it never
 // allocates, so the same sequence is safe after fork from a threaded parent
-// (the job service, a preloaded interpreter).
+// (the job service, a preloaded interpreter). The job's command is not part
+// of it: it is sent to the prepared sandbox when the job starts (command.h).
 #pragma once
 
 #include <sys/resource.h>
@@ -10,9 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/command.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace airlock::sandbox {
+
+using InProcessPayload = void (*)(const CommandView& command);
 
 // Paths inside the sandbox are stored relative ("usr", "etc/passwd"): the
 // child builds the tree with its working directory at the new root.
@@ -65,17 +69,9 @@ struct SandboxSpec {
   std::vector<Rlimit> rlimits;
   SeccompProgram seccomp;
 
-  std::string cwd = "/workspace";
-  std::vector<std::string> argv;
-  std::vector<std::string> env;  // NAME=VALUE
-  // Full paths to try for argv[0], in order (PATH search done on the host,
-  // over the same image the sandbox sees).
-  std::vector<std::string> exec_candidates;
-
-  // Null-terminated pointer arrays into argv/env for execve, so the child
-  // does not allocate. Call prepare_exec() after the last change to argv/env.
-  std::vector<char*> argv_ptrs, env_ptrs;
-  void prepare_exec();
+  // Set in a preloaded interpreter: the payload is init's fork returning
+  // into this function (which never returns) instead of an execve.
+  InProcessPayload in_process = nullptr;
 };
 
 // Uid/gid mapping of a sandbox: inside 0 -> host_base (used only while the

@@ -10,6 +10,8 @@ int sweep_command(const std::vector<std::string>& args);  // sweep_command.cc
 int serve_command(const std::vector<std::string>& args);  // serve_command.cc
 int keys_command(const std::vector<std::string>& args);    // keys_command.cc
 int verify_command(const std::vector<std::string>& args);  // verify_command.cc
+int pool_command(const std::vector<std::string>& args);    // pool_command.cc
+int zygote_command(const std::vector<std::string>& args);  // zygote_command.cc (internal)
 
 namespace {
 
@@ -19,7 +21,8 @@ const char* const kUsage =
     "  sweep                               remove what dead airlock processes left behind\n"
     "  serve [OPTIONS]                     the job service over HTTP (see airlock serve --help)\n"
     "  keys create|list|revoke [OPTIONS]   API keys of the job service (see airlock keys --help)\n"
-    "  verify [--data-dir DIR]             check the job service's record chains\n";
+    "  verify [--data-dir DIR]             check the job service's record chains\n"
+    "  pool [OPTIONS]                      keep warm and preloaded sandboxes ready (see airlock pool --help)\n";
 
 }  // namespace
 
@@ -39,6 +42,8 @@ int main(int argc, char** argv) {
   if (command == "serve") return serve_command(args);
   if (command == "keys") return keys_command(args);
   if (command == "verify") return verify_command(args);
+  if (command == "pool") return pool_command(args);
+  if (command == "zygote") return zygote_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

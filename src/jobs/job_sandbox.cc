@@ -52,7 +52,7 @@ std::vector<std::string> exec_candidates(const std::string& program,
   return out;
 }
 
-Result<JobSpec> build_job_spec(const RunRequest& req, const std::string& root_mountpoint,
+Result<JobSpec> build_job_spec(const JobPolicy& p, const std::string& root_mountpoint,
                                const Mounts& mounts, const std::string& cache_dir) {
   JobSpec job;
   sandbox::SandboxSpec& spec = job.spec;
@@ -62,12 +62,11 @@ Result<JobSpec> build_job_spec(const RunRequest& req, const std::string& root_mo
   auto image = sandbox::apply_host_image(spec, cache_dir);
   if (!image) return std::unexpected(image.error());
   job.image = *image;
-  spec.attach = {{mounts.inputs.get(), "inputs", false},
+  spec.attach = {{mounts.inputs_view.get(), "inputs", false},
                  {mounts.output.get(), "output"},
                  {mounts.workspace.get(), "workspace"},
                  {mounts.tmp.get(), "tmp"},
                  {mounts.shm.get(), "dev/shm"}};
-  const JobPolicy& p = req.policy;
   rlim_t cpu_s = p.cpu_time_ms ? static_cast<rlim_t>(p.cpu_time_ms / 1000 + 1) : RLIM_INFINITY;
   spec.rlimits = {{RLIMIT_CORE, 0, 0},
                   {RLIMIT_NOFILE, 1024, 1024},

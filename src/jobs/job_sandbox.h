@@ -18,6 +18,9 @@ inline constexpr uid_t kSandboxUid = 1000;
 
 struct Mounts {  // the job's own filesystems, held by the host
   UniqueFd inputs, output, workspace, tmp, shm;
+  // What the sandbox attaches as /inputs (read-only there): a clone of
+  // `inputs`, so the host can still admit files after the sandbox is made.
+  UniqueFd inputs_view;
 };
 
 // /inputs: a tmpfs made by the host (root-owned, noexec), filled by admission.
@@ -36,7 +39,7 @@ struct JobSpec {
 };
 
 // The host image, the job's mounts, rlimits and the seccomp filter.
-Result<JobSpec> build_job_spec(const RunRequest& request, const std::string& root_mountpoint,
+Result<JobSpec> build_job_spec(const JobPolicy& policy, const std::string& root_mountpoint,
                                const Mounts& mounts, const std::string& cache_dir);
 
 // What the prepared sandbox is told to run: argv, environment, PATH candidates.

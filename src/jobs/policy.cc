@@ -8,7 +8,8 @@ std::vector<std::pair<std::string, std::string>> base_environment() {
           {"TMPDIR", "/tmp"},
           {"LANG", "C.UTF-8"},
           {"USER", "sandbox"},
-          {"MPLBACKEND", "Agg"}};
+          {"MPLBACKEND", "Agg"},
+          {"MPLCONFIGDIR", "/tmp/matplotlib"}};
 }
 
 std::vector<std::string> job_environment(const JobPolicy& policy) {

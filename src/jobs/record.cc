@@ -97,6 +97,8 @@ nlohmann::json to_json(const JobRecord& r) {
       {"timing", timing},
       {"sandbox",
        {{"start", r.start_kind},
+        {"prepared", r.prepared},
+        {"start_note", r.start_note},
         {"uid", r.sandbox_uid},
         {"host_uid", r.host_uid},
         {"cgroup", r.cgroup_backend}}},

@@ -59,7 +59,9 @@ struct JobRecord {
   std::string started_at, finished_at;  // RFC 3339, UTC, milliseconds
   Cleanup cleanup;
   Timing timing;
-  std::string start_kind = "cold";
+  std::string start_kind = "cold";      // cold, warm, preloaded
+  std::string prepared = "on_demand";   // on_demand, or ahead (taken from the warm pool)
+  std::string start_note;               // why not warm, when the pool could not serve
   uint32_t sandbox_uid = 0;
   uint32_t host_uid = 0;
   std::string cgroup_backend;

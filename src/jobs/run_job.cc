@@ -8,12 +8,15 @@
 #include <chrono>
 #include <memory>
 
+#include "jobs/handover.h"
 #include "jobs/job_sandbox.h"
 #include "jobs/outputs.h"
+#include "jobs/prepared.h"
 #include "jobs/state_dir.h"
 #include "jobs/supervisor.h"
-#include "jobs/uid_lease.h"
 #include "sandbox/launcher.h"
+#include "sandbox/preload_python.h"
+#include "sandbox/python_embed.h"
 #include "sys/file_io.h"
 
 namespace airlock::jobs {
@@ -34,10 +37,46 @@ class Laps {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// A prepared sandbox for the job: from the warm pool when one of its class is
+// there (and the start mode allows), else prepared now.
+Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sandbox::Command& command,
+                      JobRecord& rec, std::optional<PreparedSandbox>& sb) {
+  const JobPolicy& p = req.policy;
+  auto python = sandbox::libpython_for("/usr/bin/python3");
+  std::string minor = python ? python->substr(9, python->size() - 16) : "";
+  bool python_job = !minor.empty() && sandbox::preloadable(command.argv, command.env, minor);
+  if (req.start == "preloaded" && !python_job)
+    return fail("--start preloaded runs only python3 SCRIPT, python3 -c CODE or python3 -m MODULE "
+                "(with no PYTHON* variables)");
+  if (req.start != "cold") {
+    std::string why;
+    for (bool preloaded : {true, false}) {
+      if (preloaded && (!python_job || req.start == "warm")) continue;
+      if (!preloaded && req.start == "preloaded") continue;
+      auto taken = take_from_pool(env.pool_socket.empty() ? pool_socket_path(env.state_dir) : env.pool_socket,
+                                  sandbox_class_key(p, req.image, preloaded), *env.cgroups, why);
+      if (!taken) return std::unexpected(taken.error());
+      if (*taken) {
+        sb.emplace(std::move(**taken));
+        rec.start_kind = std::string(start_kind_name(preloaded ? StartKind::kPreloaded : StartKind::kWarm));
+        rec.prepared = "ahead";
+        return {};
+      }
+    }
+    rec.start_note = why;
+    if (req.start != "auto") return fail("no " + req.start + " sandbox: " + why);
+  }
+  auto made = prepare_sandbox(p, {env.state_dir, env.cgroups, nullptr});
+  if (!made) return std::unexpected(made.error());
+  sb.emplace(std::move(*made));
+  rec.start_kind = std::string(start_kind_name(StartKind::kCold));
+  rec.prepared = "on_demand";
+  return {};
+}
+
 // Runs the job in a sandbox and fills `rec`. An Error means airlock failed.
-Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& job,
-                      JobRecord& rec, std::optional<UidLease>& lease,
-                      std::unique_ptr<sandbox::Cgroup>& cgroup, Mounts& mounts) {
+Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecord& rec,
+                      std::optional<PreparedSandbox>& sb) {
   const JobPolicy& p = req.policy;
   Laps laps(rec.timing);
   sandbox::Command command = job_command(req);
@@ -46,9 +85,14 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
     rec.reason = encoded.error().what;
     return {};
   }
-  auto inputs = make_input_mount(p.inputs);
-  if (!inputs) return std::unexpected(inputs.error());
-  std::string input_dir = "/proc/self/fd/" + std::to_string(inputs->get());
+  if (auto st = obtain_sandbox(req, env, command, rec, sb); !st) return st;
+  rec.id = sb->id;
+  rec.host_uid = sandbox::IdMap{sb->host_base()}.host_uid_of_job();
+  rec.image_name = sb->image.name;
+  rec.image_digest = sb->image.digest;
+  laps.lap(rec.prepared == "ahead" ? "take" : "prepare");
+
+  std::string input_dir = "/proc/self/fd/" + std::to_string(sb->mounts.inputs.get());
   auto admission = workspace::admit_inputs(req.inputs, input_dir, p.inputs);
   if (!admission) return std::unexpected(admission.error());
   rec.inputs = admission->inputs;
@@ -59,47 +103,17 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   }
   laps.lap("admit");
 
-  auto leased = UidLease::acquire();
-  if (!leased) return std::unexpected(leased.error());
-  lease.emplace(std::move(*leased));
-  sandbox::IdMap ids{lease->base()};
-  rec.host_uid = ids.host_uid_of_job();
-  auto group = env.cgroups->create(rec.id, {p.memory_bytes, p.pids, p.cpus});
-  if (!group) return std::unexpected(group.error());
-  cgroup = std::move(*group);
-  laps.lap("cgroup");
-  auto made = make_work_mounts(p, ids);
-  if (!made) return std::unexpected(made.error());
-  mounts = std::move(*made);
-  mounts.inputs = std::move(*inputs);
-  laps.lap("mounts");
-  std::string root = job.sub("root");
-  if (::mkdir(root.c_str(), 0711) < 0) return fail_errno("create " + root);
-  auto built = build_job_spec(req, root, mounts, env.state_dir + "/cache");
-  if (!built) return std::unexpected(built.error());
-  rec.image_name = built->image.name;
-  rec.image_digest = built->image.digest;
-  sandbox::SandboxSpec* spec = &built->spec;
-  laps.lap("spec");
-
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) < 0) return fail_errno("create the stdout pipe");
-  UniqueFd out_r(out[0]), out_w(out[1]);
-  if (::pipe2(err, O_CLOEXEC) < 0) return fail_errno("create the stderr pipe");
-  UniqueFd err_r(err[0]), err_w(err[1]);
-
-  auto process = sandbox::launch_sandbox({spec, ids, cgroup.get(), std::move(out_w), std::move(err_w)});
-  if (!process) return std::unexpected(process.error());
-  laps.lap("prepare");
-  if (auto st = process->start(command); !st) return st;
+  sandbox::SandboxProcess& process = *sb->process;
+  sandbox::Cgroup& cgroup = *sb->cgroup;
+  if (auto st = process.start(command); !st) return st;
   laps.lap("start");
   SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
                        env.echo_stderr, env.cancel_fd};
-  auto run = supervise(*process, *cgroup, std::move(out_r), std::move(err_r), opt);
+  auto run = supervise(process, cgroup, std::move(sb->stdout_r), std::move(sb->stderr_r), opt);
   if (!run) return std::unexpected(run.error());
   laps.lap("run");
-  if (auto st = process->wait(); !st) return std::unexpected(st.error());
-  if (auto st = cgroup->kill_all(); !st) return st;  // nothing may run while outputs are read
+  if (auto st = process.wait(); !st) return std::unexpected(st.error());
+  if (auto st = cgroup.kill_all(); !st) return st;  // nothing may run while outputs are read
   rec.cleanup.removed.push_back("processes");
   laps.lap("stop");
 
@@ -112,7 +126,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   facts.timed_out = run->timed_out;
   facts.cpu_exceeded = run->cpu_exceeded;
   facts.cancelled = run->cancelled;
-  auto usage = cgroup->usage();
+  auto usage = cgroup.usage();
   if (!usage) return std::unexpected(usage.error());
   facts.oom_kills = usage->oom_kills;
   rec.usage = {run->wall_ms, usage->cpu_ns / 1'000'000, usage->peak_memory_bytes};
@@ -125,9 +139,9 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   if (usage->oom_kills > 0) rec.add_limit("memory");
   if (facts.timed_out) rec.add_limit("wall_time");
   if (facts.cpu_exceeded) rec.add_limit("cpu_time");
-  note_full_mounts(mounts, rec);
+  note_full_mounts(sb->mounts, rec);
 
-  auto collected = collect_job_outputs(mounts.output.get(), job.sub("outputs"), p.outputs);
+  auto collected = collect_job_outputs(sb->mounts.output.get(), sb->dir->sub("outputs"), p.outputs);
   if (!collected) return std::unexpected(collected.error());
   rec.outputs = std::move(collected->outputs);
   for (const auto& l : collected->limits_hit) rec.add_limit(l);
@@ -140,7 +154,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobDir& 
   rec.exit_code = facts.exit_code;
   rec.signal = facts.signal;
   if (rec.outcome == Outcome::kSucceeded && !req.output_dir.empty()) {
-    if (auto st = publish_outputs(job.sub("outputs"), rec.outputs, req.output_dir); !st)
+    if (auto st = publish_outputs(sb->dir->sub("outputs"), rec.outputs, req.output_dir); !st)
       return fail_with("copy outputs to " + req.output_dir + ": " + st.error().what, st.error().err);
   }
   return {};
@@ -169,18 +183,12 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   JobRecord rec = new_record(req, env);
   auto started = std::chrono::steady_clock::now();
   Status result;
-  std::optional<UidLease> lease;  // destroyed last: after every process is dead
-  std::optional<JobDir> job;
-  std::unique_ptr<sandbox::Cgroup> cgroup;
-  Mounts mounts;
+  std::optional<PreparedSandbox> sb;
   if (req.image != "host") {
     rec.outcome = Outcome::kInputRejected;
     rec.reason = "unknown image '" + req.image + "' (available: host)";
-  } else if (auto dir = JobDir::create(env.state_dir, rec.id); !dir) {
-    result = std::unexpected(dir.error());
   } else {
-    job.emplace(std::move(*dir));
-    result = run_in_sandbox(req, env, *job, rec, lease, cgroup, mounts);
+    result = run_in_sandbox(req, env, rec, sb);
   }
   if (!result) {
     rec.outcome = Outcome::kSandboxError;
@@ -189,18 +197,23 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
 
   // Cleanup, in reverse order of creation; each step is recorded.
   Laps laps(rec.timing);
-  bool had_mounts = mounts.output.valid();
-  mounts = Mounts{};
-  if (had_mounts) rec.cleanup.removed.push_back("mounts");
-  if (cgroup) {
-    auto killed = cgroup->kill_all();
-    auto removed = killed ? cgroup->remove() : killed;
-    if (removed) rec.cleanup.removed.push_back("cgroup");
-    else rec.cleanup.failed.push_back("cgroup: " + removed.error().message());
-  }
-  if (job) {
-    if (auto st = job->remove(); st) rec.cleanup.removed.push_back("staging");
-    else rec.cleanup.failed.push_back("staging: " + st.error().message());
+  if (sb) {
+    sb->process.reset();  // kills init if it still runs
+    bool had_mounts = sb->mounts.output.valid();
+    sb->mounts = Mounts{};
+    if (had_mounts) rec.cleanup.removed.push_back("mounts");
+    if (sb->cgroup) {
+      auto killed = sb->cgroup->kill_all();
+      auto removed = killed ? sb->cgroup->remove() : killed;
+      if (removed) rec.cleanup.removed.push_back("cgroup");
+      else rec.cleanup.failed.push_back("cgroup: " + removed.error().message());
+      sb->cgroup.reset();
+    }
+    if (sb->dir) {
+      if (auto st = sb->dir->remove(); st) rec.cleanup.removed.push_back("staging");
+      else rec.cleanup.failed.push_back("staging: " + st.error().message());
+    }
+    sb.reset();  // the uid lease goes last: every process of it is dead
   }
   laps.lap("cleanup");
   if (rec.usage.wall_ms == 0 && rec.outcome == Outcome::kSandboxError)

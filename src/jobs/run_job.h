@@ -19,6 +19,7 @@ struct RunEnvironment {
   int echo_stdout = -1;  // live copy of the program's output, or -1
   int echo_stderr = -1;
   int cancel_fd = -1;    // readable when the job must be cancelled, or -1
+  std::string pool_socket;  // the warm pool; empty: pool.sock in the state directory
 };
 
 JobRecord run_job(const RunRequest& request, const RunEnvironment& env);

@@ -30,7 +30,10 @@ const char* const kRunUsage =
     "  --output-max-files N  files and directories accepted in /output (default 100)\n"
     "  --output-max-size SIZE  largest accepted output file (default 64M)\n"
     "  --output-max-total SIZE all accepted outputs together (default 256M)\n"
-    "  --state-dir DIR       airlock's state (default $AIRLOCK_STATE_DIR or /var/lib/airlock)\n";
+    "  --state-dir DIR       airlock's state (default $AIRLOCK_STATE_DIR or /var/lib/airlock)\n"
+    "  --start MODE          auto (default): a sandbox from the warm pool when one fits (preloaded\n"
+    "                        Python for python3 SCRIPT|-c|-m), else a cold start; cold: always a\n"
+    "                        cold start; warm, preloaded: only that kind, or the job fails\n";
 
 namespace {
 
@@ -129,6 +132,12 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
       {"--output-dir", [&](const std::string& v) -> Status { req.output_dir = v; return {}; }},
       {"--record", [&](const std::string& v) -> Status { req.record_path = v; return {}; }},
       {"--image", [&](const std::string& v) -> Status { req.image = v; return {}; }},
+      {"--start", [&](const std::string& v) -> Status {
+         if (v != "auto" && v != "cold" && v != "warm" && v != "preloaded")
+           return fail("--start: '" + v + "' is not one of auto, cold, warm, preloaded");
+         req.start = v;
+         return {};
+       }},
       {"--state-dir", [&](const std::string& v) -> Status { req.state_dir = v; return {}; }},
       {"--timeout", seconds_into(p.timeout_ms, "--timeout")},
       {"--cpu-time", seconds_into(p.cpu_time_ms, "--cpu-time")},

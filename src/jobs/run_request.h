@@ -18,6 +18,7 @@ struct RunRequest {
   bool json = false;
   bool quiet = false;  // no summary line on stderr (the service reads stderr as the program's)
   std::string image = "host";
+  std::string start = "auto";  // auto, cold, warm, preloaded (see kRunUsage)
   std::string state_dir;  // empty: $AIRLOCK_STATE_DIR or /var/lib/airlock
   JobPolicy policy;
 };

@@ -22,12 +22,19 @@ class JobDir {
  public:
   // Creates jobs/<id> (and the state layout if missing) and locks it.
   static Result<JobDir> create(const std::string& state_dir, const std::string& id);
+  // A directory created (and locked) by another airlock process that handed
+  // it over with its lock fd (a prepared sandbox from the warm pool).
+  static JobDir adopt(std::string path, UniqueFd lock) { return JobDir(std::move(path), std::move(lock)); }
+  int lock_fd() const { return lock_.get(); }
   JobDir(JobDir&&) = default;
   ~JobDir();  // removes the directory if remove() was not called
 
   const std::string& path() const { return path_; }
   std::string sub(const std::string& name) const { return path_ + "/" + name; }
   Status remove();
+  // Gives the directory up without removing it (handed to another process
+  // together with its lock).
+  void release() { removed_ = true; lock_.reset(); }
 
  private:
   JobDir(std::string path, UniqueFd lock) : path_(std::move(path)), lock_(std::move(lock)) {}

@@ -21,6 +21,11 @@ class UidLease {
   // Takes the first free slot.
   static Result<UidLease> acquire(const std::string& dir = "/run/airlock/uids");
   uid_t base() const { return kFirstBase + 2 * slot_; }
+  unsigned slot() const { return slot_; }
+  int lock_fd() const { return lock_.get(); }
+  // A lease taken by another airlock process and handed over with its lock fd
+  // (the flock belongs to the open file, so it stays held).
+  static UidLease adopt(unsigned slot, UniqueFd lock) { return UidLease(slot, std::move(lock)); }
 
  private:
   UidLease(unsigned slot, UniqueFd lock) : slot_(slot), lock_(std::move(lock)) {}

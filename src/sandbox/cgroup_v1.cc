@@ -76,6 +76,7 @@ class CgroupV1 final : public Cgroup {
     (void)kill_all();
     (void)remove();
   }
+  void release() override { removed_ = true; }
 
   // Records a directory that exists (created or found) so remove() takes it away.
   void own_v1(const std::string& dir) { v1_dirs_.push_back(dir); }

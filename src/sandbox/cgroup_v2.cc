@@ -57,6 +57,7 @@ class CgroupV2 final : public Cgroup {
     (void)kill_all();
     (void)remove();
   }
+  void release() override { removed_ = true; }
 
   const std::string& name() const override { return name_; }
   int clone_into_fd() const override { return dir_.get(); }

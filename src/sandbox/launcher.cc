@@ -119,6 +119,22 @@ Status finish_launch(SandboxProcess& process, const IdMap& ids, const SandboxSpe
   return await(process, MsgKind::kReady, "the sandbox was ready");
 }
 
+Result<pid_t> clone_sandbox(const SandboxSpec& spec, int cgroup_fd, const ChildFds& fds, int* pidfd) {
+  clone_args args{};
+  args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+               CLONE_NEWUTS | CLONE_PIDFD;
+  args.pidfd = reinterpret_cast<__u64>(pidfd);
+  args.exit_signal = SIGCHLD;
+  if (cgroup_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = static_cast<__u64>(cgroup_fd);
+  }
+  auto pid = sys::clone3(args);
+  if (!pid) return fail_with("create the sandbox (clone3)", pid.error().err);
+  if (*pid == 0) contain_and_run(spec, fds);
+  return *pid;
+}
+
 Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
   AIRLOCK_CHECK(request.spec != nullptr && request.cgroup != nullptr);
   int pair[2];
@@ -127,21 +143,10 @@ Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
   UniqueFd host_end(pair[0]), child_end(pair[1]);
 
   int pidfd = -1;
-  clone_args args{};
-  args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-               CLONE_NEWUTS | CLONE_PIDFD;
-  args.pidfd = reinterpret_cast<__u64>(&pidfd);
-  args.exit_signal = SIGCHLD;
-  if (int cg = request.cgroup->clone_into_fd(); cg >= 0) {
-    args.flags |= CLONE_INTO_CGROUP;
-    args.cgroup = static_cast<__u64>(cg);
-  }
-  auto pid = sys::clone3(args);
-  if (!pid) return fail_with("create the sandbox (clone3)", pid.error().err);
-  if (*pid == 0) {
-    contain_and_run(*request.spec,
-                    ChildFds{child_end.get(), request.stdout_w.get(), request.stderr_w.get()});
-  }
+  auto pid = clone_sandbox(*request.spec, request.cgroup->clone_into_fd(),
+                           ChildFds{child_end.get(), request.stdout_w.get(), request.stderr_w.get()},
+                           &pidfd);
+  if (!pid) return std::unexpected(pid.error());
   SandboxProcess process(*pid, UniqueFd(pidfd), std::move(host_end));
   child_end.reset();
   request.stdout_w.reset();

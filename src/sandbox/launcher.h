@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/child_setup.h"
 #include "sandbox/protocol.h"
 #include "sandbox/spec.h"
 
@@ -64,6 +65,11 @@ struct LaunchRequest {
   UniqueFd stdout_w;  // the payload's stdout; closed in the host after the clone
   UniqueFd stderr_w;
 };
+
+// clone3 into fresh namespaces (and `cgroup_fd`'s cgroup2 group, if >= 0);
+// the child runs the containment sequence and never returns. The parent gets
+// the pid and, in *pidfd, a pidfd.
+Result<pid_t> clone_sandbox(const SandboxSpec& spec, int cgroup_fd, const ChildFds& fds, int* pidfd);
 
 // Clones the sandbox here and returns once it is prepared.
 Result<SandboxProcess> launch_sandbox(LaunchRequest request);

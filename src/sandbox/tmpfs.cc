@@ -33,4 +33,10 @@ Result<UniqueFd> make_detached_tmpfs(const TmpfsOptions& o) {
   return mnt;
 }
 
+Result<UniqueFd> clone_detached_mount(int mount_fd) {
+  UniqueFd clone(::open_tree(mount_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+  if (!clone) return fail_errno("clone a detached mount");
+  return clone;
+}
+
 }  // namespace airlock::sandbox

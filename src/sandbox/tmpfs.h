@@ -24,4 +24,10 @@ struct TmpfsOptions {
 
 Result<UniqueFd> make_detached_tmpfs(const TmpfsOptions& options);
 
+// A second detached mount of the same filesystem (open_tree OPEN_TREE_CLONE).
+// The sandbox attaches (and makes read-only) the clone while the host keeps
+// writing through the original: how /inputs is filled after the sandbox was
+// prepared.
+Result<UniqueFd> clone_detached_mount(int mount_fd);
+
 }  // namespace airlock::sandbox

@@ -1,0 +1,100 @@
+// airlock pool: keep warm (and preloaded Python) sandboxes ready for the
+// `airlock run` jobs of one state directory, until SIGINT or SIGTERM.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cmd/airlock/common.h"
+#include "jobs/handover.h"
+#include "jobs/pool_server.h"
+#include "jobs/state_dir.h"
+#include "jobs/warm_pool.h"
+
+using namespace airlock;
+
+namespace {
+
+const char* const kPoolUsage =
+    "usage: airlock pool [--state-dir DIR] [--warm N] [--preloaded N] [--module NAME]...\n"
+    "  Keeps N sandboxes ready for `airlock run` jobs of DIR (default $AIRLOCK_STATE_DIR or\n"
+    "  /var/lib/airlock), each used by one job only: --warm for any command (default 2),\n"
+    "  --preloaded for Python jobs, forked from an interpreter that has already imported\n"
+    "  numpy, pandas and matplotlib (or the --module list; default 2). Sandboxes use the\n"
+    "  default limits of `airlock run`; a job with other limits starts cold. Runs until\n"
+    "  SIGINT or SIGTERM, then removes every unused sandbox.\n";
+
+bool parse_count(const std::string& text, size_t& out) {
+  char* end = nullptr;
+  unsigned long v = std::strtoul(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v > 64) return false;
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+int pool_command(const std::vector<std::string>& args) {
+  jobs::PoolConfig config;
+  size_t warm = 2, preloaded = 2;
+  std::vector<std::string> modules;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kPoolUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= args.size()) {
+      std::fprintf(stderr, "airlock pool: %s needs a value\n%s", a.c_str(), kPoolUsage);
+      return 125;
+    }
+    const std::string& v = args[++i];
+    if (a == "--state-dir") config.state_dir = v;
+    else if (a == "--module") modules.push_back(v);
+    else if ((a == "--warm" && parse_count(v, warm)) || (a == "--preloaded" && parse_count(v, preloaded))) {
+    } else {
+      std::fprintf(stderr, "airlock pool: bad option %s %s (counts are 0 to 64)\n%s", a.c_str(), v.c_str(),
+                   kPoolUsage);
+      return 125;
+    }
+  }
+  if (::geteuid() != 0) {
+    std::fprintf(stderr, "airlock: pool needs root (it creates namespaces and cgroups)\n");
+    return 125;
+  }
+  if (config.state_dir.empty()) config.state_dir = jobs::default_state_dir();
+  if (!modules.empty()) config.preload_modules = modules;
+  config.classes = {{false, warm, {}}, {true, preloaded, {}}};
+  auto cgroups = open_cgroups();
+  if (!cgroups) return 125;
+  sweep_leftovers(config.state_dir, *cgroups, true);
+
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // before any thread starts
+
+  auto pool = jobs::WarmPool::start(config, *cgroups);
+  if (!pool) {
+    std::fprintf(stderr, "airlock pool: %s\n", pool.error().message().c_str());
+    return 1;
+  }
+  std::string path = jobs::pool_socket_path(config.state_dir);
+  auto server = jobs::PoolServer::start(**pool, path);
+  if (!server) {
+    std::fprintf(stderr, "airlock pool: %s\n", server.error().message().c_str());
+    return 1;
+  }
+  (*pool)->wait_full(30'000);
+  std::fprintf(stderr, "airlock pool: serving %s\n%s\n", path.c_str(), (*pool)->stats().dump(2).c_str());
+  int sig = 0;
+  ::sigwait(&stop, &sig);
+  server->reset();
+  pool->reset();
+  std::fprintf(stderr, "airlock pool: stopped; unused sandboxes removed\n");
+  return 0;
+}

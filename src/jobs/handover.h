@@ -1,0 +1,33 @@
+// Moving a prepared sandbox between airlock processes: the warm pool's
+// process hands one to the `airlock run` that will use it, over a unix socket,
+// as one message whose descriptors (init's pidfd and sync socket, the output
+// pipes, the mounts, the job directory's and uid lease's locks) travel with
+// SCM_RIGHTS. Whoever holds the descriptors owns the sandbox.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "jobs/prepared.h"
+
+namespace airlock::jobs {
+
+// The pool's socket in a state directory.
+std::string pool_socket_path(const std::string& state_dir);
+
+// Sends `sandbox` over `sock`; on success this process no longer owns it
+// (the object is emptied without killing anything).
+Status send_prepared(int sock, PreparedSandbox& sandbox);
+// Receives one; its cgroup is reopened by name through `cgroups`.
+Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgroups);
+
+// Client side of the pool: asks the pool listening at `socket_path` for a
+// sandbox of `class_key`. nullopt (with `why` set) when there is no pool or it
+// has none of that class right now; an error when the pool misbehaved.
+Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_path,
+                                                      const std::string& class_key,
+                                                      sandbox::CgroupBackend& cgroups,
+                                                      std::string& why);
+
+}  // namespace airlock::jobs

@@ -1,0 +1,96 @@
+#include "jobs/prepared.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "sandbox/tmpfs.h"
+#include "sys/file_io.h"
+
+namespace airlock::jobs {
+
+std::string_view start_kind_name(StartKind kind) {
+  switch (kind) {
+    case StartKind::kCold: return "cold";
+    case StartKind::kWarm: return "warm";
+    case StartKind::kPreloaded: return "preloaded";
+  }
+  return "cold";
+}
+
+std::string sandbox_class_key(const JobPolicy& p, const std::string& image, bool preloaded) {
+  std::ostringstream key;
+  key << image << (preloaded ? "/python" : "/exec") << " mem=" << p.memory_bytes << " pids=" << p.pids
+      << " cpus=" << p.cpus << " disk=" << p.workspace_bytes << " cpu_s=" << p.cpu_time_ms / 1000
+      << " in=" << p.inputs.max_total_bytes << "/" << p.inputs.max_count << " net=" << p.network;
+  return key.str();
+}
+
+PreparedSandbox::~PreparedSandbox() {
+  process.reset();  // SIGKILL to init: the whole pid namespace goes
+  if (cgroup) {
+    if (cgroup->kill_all()) (void)cgroup->remove();
+    cgroup.reset();
+  }
+  mounts = Mounts{};
+  stdout_r.reset();
+  stderr_r.reset();
+  if (dir) (void)dir->remove();
+}
+
+Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext& ctx) {
+  PreparedSandbox sb;
+  sb.id = new_job_id();
+  sb.preloaded = ctx.zygote != nullptr;
+  sb.class_key = sandbox_class_key(p, "host", sb.preloaded);
+  auto dir = JobDir::create(ctx.state_dir, sb.id);
+  if (!dir) return std::unexpected(dir.error());
+  sb.dir.emplace(std::move(*dir));
+  auto lease = UidLease::acquire();
+  if (!lease) return std::unexpected(lease.error());
+  sb.lease.emplace(std::move(*lease));
+  sandbox::IdMap ids{sb.lease->base()};
+  auto group = ctx.cgroups->create(sb.id, {p.memory_bytes, p.pids, p.cpus});
+  if (!group) return std::unexpected(group.error());
+  sb.cgroup = std::move(*group);
+  auto inputs = make_input_mount(p.inputs);
+  if (!inputs) return std::unexpected(inputs.error());
+  auto made = make_work_mounts(p, ids);
+  if (!made) return std::unexpected(made.error());
+  sb.mounts = std::move(*made);
+  auto view = sandbox::clone_detached_mount(inputs->get());
+  if (!view) return std::unexpected(view.error());
+  sb.mounts.inputs = std::move(*inputs);
+  sb.mounts.inputs_view = std::move(*view);
+  // Every sandbox mounts its root on this one empty directory, each in its own
+  // mount namespace (the host's stays untouched). A fixed path under /run: the
+  // preloaded interpreter has a private /tmp, so a state directory there
+  // would not be visible to it.
+  std::string root = kSandboxRootMountpoint;
+  if (auto st = sys::make_dirs(root, 0711); !st) return std::unexpected(st.error());
+  // The sandbox's (unprivileged) root passes through it; /run/airlock may
+  // have been made 0700 by an older airlock.
+  if (::chmod("/run/airlock", 0711) < 0) return fail_errno("make /run/airlock searchable");
+  auto built = build_job_spec(p, root, sb.mounts, ctx.state_dir + "/cache");
+  if (!built) return std::unexpected(built.error());
+  sb.image = built->image;
+
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) < 0) return fail_errno("create the stdout pipe");
+  sb.stdout_r = UniqueFd(out[0]);
+  UniqueFd out_w(out[1]);
+  if (::pipe2(err, O_CLOEXEC) < 0) return fail_errno("create the stderr pipe");
+  sb.stderr_r = UniqueFd(err[0]);
+  UniqueFd err_w(err[1]);
+  sandbox::LaunchRequest launch{&built->spec, ids, sb.cgroup.get(), std::move(out_w), std::move(err_w)};
+  auto process = ctx.zygote ? ctx.zygote->launch(std::move(launch))
+                            : sandbox::launch_sandbox(std::move(launch));
+  if (!process) return std::unexpected(process.error());
+  sb.process.emplace(std::move(*process));
+  sb.mounts.inputs_view.reset();  // attached in the sandbox now
+  return sb;
+}
+
+}  // namespace airlock::jobs

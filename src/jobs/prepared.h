@@ -1,0 +1,64 @@
+// A prepared sandbox: everything a job's sandbox is made of before the job's
+// command is known (job directory, host uids, cgroup with limits, its own
+// filesystems, output pipes, and a contained init waiting for the command).
+// A cold job prepares one on demand; the warm pool prepares them ahead and
+// hands each to exactly one job. A sandbox from the preloaded interpreter is
+// one whose payload will be a fork of that interpreter.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "jobs/job_sandbox.h"
+#include "jobs/policy.h"
+#include "jobs/state_dir.h"
+#include "jobs/uid_lease.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/host_image.h"
+#include "sandbox/launcher.h"
+#include "sandbox/zygote.h"
+
+namespace airlock::jobs {
+
+inline constexpr const char* kSandboxRootMountpoint = "/run/airlock/root";
+
+enum class StartKind { kCold, kWarm, kPreloaded };
+std::string_view start_kind_name(StartKind kind);  // "cold", "warm", "preloaded"
+
+// Which prepared sandboxes can serve a job: the same image, interpreter
+// choice and every policy field that is fixed at preparation (limits, mount
+// sizes, rlimits). Pure.
+std::string sandbox_class_key(const JobPolicy& policy, const std::string& image, bool preloaded);
+
+struct PreparedSandbox {
+  std::string id;  // the job's id: its directory and cgroup carry this name
+  std::string class_key;
+  bool preloaded = false;
+  sandbox::ImageInfo image;
+  std::optional<UidLease> lease;  // destroyed last (members go in reverse order)
+  std::optional<JobDir> dir;
+  std::unique_ptr<sandbox::Cgroup> cgroup;
+  Mounts mounts;
+  UniqueFd stdout_r, stderr_r;
+  std::optional<sandbox::SandboxProcess> process;  // destroyed first: kills init
+
+  PreparedSandbox() = default;
+  PreparedSandbox(PreparedSandbox&&) = default;
+  PreparedSandbox& operator=(PreparedSandbox&&) = default;
+  ~PreparedSandbox();  // an unused sandbox: init, cgroup, mounts and directory go
+  uid_t host_base() const { return lease ? lease->base() : 0; }
+};
+
+struct PrepareContext {
+  std::string state_dir;
+  sandbox::CgroupBackend* cgroups = nullptr;
+  sandbox::Zygote* zygote = nullptr;  // set: a preloaded sandbox
+};
+
+Result<PreparedSandbox> prepare_sandbox(const JobPolicy& policy, const PrepareContext& context);
+
+}  // namespace airlock::jobs

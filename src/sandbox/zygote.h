@@ -1,0 +1,59 @@
+// The preloaded interpreter ("zygote"): an airlock process with the image's
+// Python loaded and the data stack imported. On request it clones a sandbox
+// exactly as launch_sandbox() does (same clone flags, same containment
+// sequence); the sandbox's payload is then a fork of the preloaded
+// interpreter that runs the job's Python code instead of exec'ing python3.
+//
+// The zygote never sees a job's command, code or data: requests carry only
+// the sandbox spec and descriptors; the command goes from the host straight
+// to the sandbox's init. Every payload is a fork of the same untouched
+// interpreter, so nothing of one job can reach another through it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "sandbox/launcher.h"
+
+namespace airlock::sandbox {
+
+struct ZygoteOptions {
+  std::string python = "/usr/bin/python3";  // the image's interpreter
+  std::vector<std::string> modules = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
+  std::vector<std::string> env;              // the interpreter's environment, NAME=VALUE
+};
+
+// The zygote process's main: `control` is its socket to the host. Returns
+// the process exit status when the host closes the socket.
+int run_zygote(int control, const ZygoteOptions& options);
+
+// Host side: starts `airlock zygote` and launches sandboxes through it.
+class Zygote {
+ public:
+  // `airlock_binary` is re-executed as `airlock zygote`. Returns once the
+  // interpreter has imported everything (seconds) or failed to.
+  static Result<std::unique_ptr<Zygote>> start(const std::string& airlock_binary,
+                                               const ZygoteOptions& options);
+  ~Zygote();  // closes the socket (the zygote exits), kills and reaps it
+
+  pid_t pid() const { return pid_; }
+  const std::string& python_version() const { return version_; }  // e.g. "3.11"
+
+  // Like launch_sandbox(), with spec.in_process set by the zygote. The
+  // returned sandbox's init is the zygote's child, held by its pidfd.
+  Result<SandboxProcess> launch(LaunchRequest request);
+
+ private:
+  Zygote(pid_t pid, UniqueFd control, std::string version)
+      : pid_(pid), control_(std::move(control)), version_(std::move(version)) {}
+  pid_t pid_;
+  UniqueFd control_;
+  std::string version_;
+};
+
+}  // namespace airlock::sandbox

@@ -11,7 +11,7 @@ packages=(
   cmake g++ make pkg-config
   libseccomp-dev libssl-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libtoml11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  python3 python3-numpy python3-pandas python3-matplotlib
+  python3 libpython3-stdlib libpython3.11 python3-numpy python3-pandas python3-matplotlib
   bubblewrap util-linux iproute2 procps
 )
 

@@ -9,6 +9,10 @@
 #include <vector>
 
 #include "api/http_server.h"
+#include "cmd/airlock/common.h"
+#include "jobs/handover.h"
+#include "jobs/pool_server.h"
+#include "jobs/warm_pool.h"
 #include "service/config.h"
 #include "service/job_service.h"
 #include "service/routes.h"
@@ -21,8 +25,11 @@ namespace {
 const char* const kServeUsage =
     "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--state-dir DIR]\n"
     "                     [--max-running N] [--max-queued N] [--retention-days N]\n"
+    "                     [--warm N] [--preloaded N]\n"
     "  Serves the job API (docs/openapi.json) until SIGINT or SIGTERM. Defaults: 127.0.0.1:8470,\n"
-    "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n";
+    "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n"
+    "  --warm N and --preloaded N keep N sandboxes ready (any command / Python with numpy,\n"
+    "  pandas and matplotlib already imported) for jobs with the default limits (default 0).\n";
 
 std::mutex log_mu;
 void log_line(const nlohmann::json& j) {
@@ -64,6 +71,35 @@ int serve_command(const std::vector<std::string>& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  // The warm pool serves the `airlock run` processes of this service's jobs
+  // (they look for pool.sock in the state directory).
+  std::unique_ptr<sandbox::CgroupBackend> cgroups;
+  std::unique_ptr<jobs::WarmPool> pool;
+  std::unique_ptr<jobs::PoolServer> pool_server;
+  if (config->warm_pool > 0 || config->preloaded_pool > 0) {
+    cgroups = open_cgroups();
+    if (!cgroups) return 125;
+    jobs::PoolConfig pc;
+    pc.state_dir = config->state_dir;
+    pc.airlock_binary = config->airlock_binary;
+    pc.classes = {{false, config->warm_pool, {}}, {true, config->preloaded_pool, {}}};
+    sweep_leftovers(pc.state_dir, *cgroups, false);
+    auto started = jobs::WarmPool::start(pc, *cgroups);
+    if (!started) {
+      std::fprintf(stderr, "airlock: cannot start the warm pool: %s\n", started.error().message().c_str());
+      return 125;
+    }
+    pool = std::move(*started);
+    auto served = jobs::PoolServer::start(*pool, jobs::pool_socket_path(pc.state_dir));
+    if (!served) {
+      std::fprintf(stderr, "airlock: cannot serve the warm pool: %s\n", served.error().message().c_str());
+      return 125;
+    }
+    pool_server = std::move(*served);
+    pool->wait_full(30'000);
+    log_line({{"event", "warm_pool"}, {"pool", pool->stats()}});
+  }
+
   service::JobService jobs(*config, **store);
   jobs.set_logger(log_line);
   if (auto st = jobs.start(); !st) {
@@ -97,5 +133,7 @@ int serve_command(const std::vector<std::string>& args) {
   log_line({{"event", "stopping"}, {"signal", sig}});
   server.stop();
   jobs.stop();
+  pool_server.reset();
+  pool.reset();
   return 0;
 }

@@ -42,7 +42,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   if (!root.is_table()) return fail("configuration: not a table");
   static const std::set<std::string> known = {
       "listen", "data_dir", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_running", "max_queued",
-      "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s"};
+      "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
+      "preloaded_pool"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -67,6 +68,10 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         else if (key == "log_buffer_kb") c.log_buffer_bytes = u << 10;
         else if (key == "retention_days") c.retention_days = u;
         else if (key == "retention_interval_s") c.retention_interval_s = std::max<uint64_t>(1, u);
+        else if (key == "warm_pool" || key == "preloaded_pool") {
+          if (u > 64) return fail("configuration: " + key + " is at most 64");
+          (key == "warm_pool" ? c.warm_pool : c.preloaded_pool) = u;
+        }
       }
     }
   } catch (const std::exception& e) {
@@ -104,11 +109,15 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       c.data_dir = v;
     } else if (a == "--state-dir") {
       c.state_dir = v;
-    } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days") {
+    } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days" || a == "--warm" ||
+               a == "--preloaded") {
       auto n = positive(a, v);
       if (!n) return std::unexpected(n.error());
+      if ((a == "--warm" || a == "--preloaded") && *n > 64) return fail(a + " is at most 64");
       if (a == "--max-running") c.max_running = *n;
       else if (a == "--max-queued") c.max_queued = *n;
+      else if (a == "--warm") c.warm_pool = *n;
+      else if (a == "--preloaded") c.preloaded_pool = *n;
       else c.retention_days = *n;
     } else {
       return fail("unknown option " + a + " (see airlock serve --help)");

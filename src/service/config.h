@@ -27,13 +27,17 @@ struct ServiceConfig {
   uint64_t log_buffer_bytes = 1ull << 20;  // live output kept per job for SSE replay
   uint64_t retention_days = 30;            // records and artifacts older than this are removed
   uint64_t retention_interval_s = 3600;
+  // Warm pool (docs/performance.md): sandboxes kept ready for jobs with the
+  // default limits. 0 turns a kind off.
+  size_t warm_pool = 0;       // for any command
+  size_t preloaded_pool = 0;  // Python jobs, forked from the preloaded interpreter
 };
 
 // Reads `path` (TOML). Unknown keys are an error, so a typo is not silently ignored.
 Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base = {});
 Result<ServiceConfig> parse_config(const std::string& toml_text, ServiceConfig base = {});
 // "--listen 127.0.0.1:0", "--data-dir D", "--state-dir D", "--max-running N", "--max-queued N",
-// "--config FILE" (read first, whatever its position).
+// "--warm N", "--preloaded N", "--config FILE" (read first, whatever its position).
 Result<ServiceConfig> config_from_args(const std::vector<std::string>& args);
 
 }  // namespace airlock::service

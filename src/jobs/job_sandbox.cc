@@ -14,9 +14,15 @@ constexpr uint64_t kMaxInodes = 65536;
 
 // /inputs is a tmpfs too (not a bind of a host directory): the sandbox's
 // mountinfo then shows no host path, and nothing of the job touches the disk.
+uint64_t input_mount_bytes(const workspace::InputPolicy& p) { return p.max_total_bytes + (1u << 20); }
+uint64_t input_mount_inodes(const workspace::InputPolicy& p) { return p.max_count + 16; }
+
+rlim_t cpu_rlimit_seconds(const JobPolicy& p) {
+  return p.cpu_time_ms ? static_cast<rlim_t>(p.cpu_time_ms / 1000 + 1) : RLIM_INFINITY;
+}
+
 Result<UniqueFd> make_input_mount(const workspace::InputPolicy& p) {
-  return sandbox::make_detached_tmpfs(
-      {p.max_total_bytes + (1u << 20), p.max_count + 16, 0755, 0, 0, true});
+  return sandbox::make_detached_tmpfs({input_mount_bytes(p), input_mount_inodes(p), 0755, 0, 0, true});
 }
 
 Result<Mounts> make_work_mounts(const JobPolicy& p, const sandbox::IdMap& ids) {
@@ -67,7 +73,7 @@ Result<JobSpec> build_job_spec(const JobPolicy& p, const std::string& root_mount
                  {mounts.workspace.get(), "workspace"},
                  {mounts.tmp.get(), "tmp"},
                  {mounts.shm.get(), "dev/shm"}};
-  rlim_t cpu_s = p.cpu_time_ms ? static_cast<rlim_t>(p.cpu_time_ms / 1000 + 1) : RLIM_INFINITY;
+  rlim_t cpu_s = cpu_rlimit_seconds(p);
   spec.rlimits = {{RLIMIT_CORE, 0, 0},
                   {RLIMIT_NOFILE, 1024, 1024},
                   {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},

@@ -2,6 +2,8 @@
 // SandboxSpec the child follows. Decided on the host before the clone.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <string>
 #include <vector>
 
@@ -22,6 +24,11 @@ struct Mounts {  // the job's own filesystems, held by the host
   // `inputs`, so the host can still admit files after the sandbox is made.
   UniqueFd inputs_view;
 };
+
+// Sizes that follow from the policy (also used to fit a prepared sandbox).
+uint64_t input_mount_bytes(const workspace::InputPolicy& policy);
+uint64_t input_mount_inodes(const workspace::InputPolicy& policy);
+rlim_t cpu_rlimit_seconds(const JobPolicy& policy);  // RLIMIT_CPU: cpu time + 1 s
 
 // /inputs: a tmpfs made by the host (root-owned, noexec), filled by admission.
 Result<UniqueFd> make_input_mount(const workspace::InputPolicy& policy);

@@ -1,6 +1,7 @@
 #include "jobs/prepared.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,9 +23,7 @@ std::string_view start_kind_name(StartKind kind) {
 
 std::string sandbox_class_key(const JobPolicy& p, const std::string& image, bool preloaded) {
   std::ostringstream key;
-  key << image << (preloaded ? "/python" : "/exec") << " mem=" << p.memory_bytes << " pids=" << p.pids
-      << " cpus=" << p.cpus << " disk=" << p.workspace_bytes << " cpu_s=" << p.cpu_time_ms / 1000
-      << " in=" << p.inputs.max_total_bytes << "/" << p.inputs.max_count << " net=" << p.network;
+  key << image << (preloaded ? "/python" : "/exec") << " net=" << p.network;
   return key.str();
 }
 
@@ -38,6 +37,20 @@ PreparedSandbox::~PreparedSandbox() {
   stdout_r.reset();
   stderr_r.reset();
   if (dir) (void)dir->remove();
+}
+
+Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
+  if (auto st = sb.cgroup->set_limits({p.memory_bytes, p.pids, p.cpus}); !st) return st;
+  rlim_t cpu_s = cpu_rlimit_seconds(p);
+  rlimit cpu{cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1};
+  if (::prlimit(sb.process->pid(), RLIMIT_CPU, &cpu, nullptr) < 0) return fail_errno("set the job's cpu rlimit");
+  if (auto st = sandbox::resize_tmpfs(sb.mounts.inputs.get(), input_mount_bytes(p.inputs),
+                                      input_mount_inodes(p.inputs));
+      !st)
+    return st;
+  for (const UniqueFd* m : {&sb.mounts.output, &sb.mounts.workspace, &sb.mounts.tmp, &sb.mounts.shm})
+    if (auto st = sandbox::resize_tmpfs(m->get(), p.workspace_bytes, 0); !st) return st;
+  return {};
 }
 
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext& ctx) {

@@ -30,8 +30,8 @@ enum class StartKind { kCold, kWarm, kPreloaded };
 std::string_view start_kind_name(StartKind kind);  // "cold", "warm", "preloaded"
 
 // Which prepared sandboxes can serve a job: the same image, interpreter
-// choice and every policy field that is fixed at preparation (limits, mount
-// sizes, rlimits). Pure.
+// choice and network. Limits are not part of it: fit_to_policy() sets them
+// when a job takes the sandbox. Pure.
 std::string sandbox_class_key(const JobPolicy& policy, const std::string& image, bool preloaded);
 
 struct PreparedSandbox {
@@ -60,5 +60,10 @@ struct PrepareContext {
 };
 
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& policy, const PrepareContext& context);
+
+// Sets a sandbox prepared for other limits to `policy`'s, before its command
+// starts: cgroup memory/pids/cpu, init's RLIMIT_CPU (the payload inherits
+// it), and the sizes of /inputs, /output, /workspace, /tmp and /dev/shm.
+Status fit_to_policy(PreparedSandbox& sandbox, const JobPolicy& policy);
 
 }  // namespace airlock::jobs

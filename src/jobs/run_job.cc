@@ -37,6 +37,19 @@ class Laps {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// From the pool; when `wait` (the job asked for this kind only), waits up to
+// 5 s while the pool refills an empty class.
+Result<std::optional<PreparedSandbox>> take_waiting(const std::string& socket, const std::string& key,
+                                                    sandbox::CgroupBackend& cgroups, std::string& why,
+                                                    bool wait) {
+  for (int i = 0;; ++i) {
+    auto taken = take_from_pool(socket, key, cgroups, why);
+    if (!taken || *taken || !wait || i >= 1000 || why.find("empty right now") == std::string::npos)
+      return taken;
+    ::usleep(5000);
+  }
+}
+
 // A prepared sandbox for the job: from the warm pool when one of its class is
 // there (and the start mode allows), else prepared now.
 Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sandbox::Command& command,
@@ -53,11 +66,13 @@ Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sa
     for (bool preloaded : {true, false}) {
       if (preloaded && (!python_job || req.start == "warm")) continue;
       if (!preloaded && req.start == "preloaded") continue;
-      auto taken = take_from_pool(env.pool_socket.empty() ? pool_socket_path(env.state_dir) : env.pool_socket,
-                                  sandbox_class_key(p, req.image, preloaded), *env.cgroups, why);
+      std::string socket = env.pool_socket.empty() ? pool_socket_path(env.state_dir) : env.pool_socket;
+      auto taken = take_waiting(socket, sandbox_class_key(p, req.image, preloaded), *env.cgroups, why,
+                                /*wait=*/req.start != "auto");
       if (!taken) return std::unexpected(taken.error());
       if (*taken) {
         sb.emplace(std::move(**taken));
+        if (auto st = fit_to_policy(*sb, p); !st) return st;
         rec.start_kind = std::string(start_kind_name(preloaded ? StartKind::kPreloaded : StartKind::kWarm));
         rec.prepared = "ahead";
         return {};

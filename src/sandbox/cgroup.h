@@ -51,6 +51,8 @@ class Cgroup {
   virtual Status kill_all(int timeout_ms = 5000) = 0;
   // Removes the group from every hierarchy. The group must be empty.
   virtual Status remove() = 0;
+  // Changes the limits (a prepared sandbox fitted to its job's policy).
+  virtual Status set_limits(const CgroupLimits& limits) = 0;
   // Forgets the group without killing or removing it: another process (to
   // which the sandbox was handed) owns it now and reopens it by name.
   virtual void release() = 0;

@@ -66,6 +66,9 @@ V1Mounts find_v1_mounts(const std::string& v1_root) {
   return mounts;
 }
 
+class CgroupV1;
+Status apply_limits(const CgroupV1& group, const CgroupLimits& limits);
+
 class CgroupV1 final : public Cgroup {
  public:
   // `relative` is <parent>/<name>, the group's path in every hierarchy.
@@ -77,6 +80,7 @@ class CgroupV1 final : public Cgroup {
     (void)remove();
   }
   void release() override { removed_ = true; }
+  Status set_limits(const CgroupLimits& limits) override { return apply_limits(*this, limits); }
 
   // Records a directory that exists (created or found) so remove() takes it away.
   void own_v1(const std::string& dir) { v1_dirs_.push_back(dir); }
@@ -241,9 +245,16 @@ Status apply_limits(const CgroupV1& group, const CgroupLimits& limits) {
   if (limits.memory_bytes > 0) {
     std::string d = group.dir_of("memory");
     std::string bytes = std::to_string(limits.memory_bytes);
-    if (auto st = sys::write_file(join(d, "memory.limit_in_bytes"), bytes); !st) return st;
+    std::string memsw = join(d, "memory.memsw.limit_in_bytes");
+    auto raised = sys::write_file(join(d, "memory.limit_in_bytes"), bytes);
+    if (!raised && raised.error().err == EINVAL) {
+      // Raising an existing limit: memory+swap must grow first.
+      if (auto st = sys::write_file(memsw, bytes); !st) return st;
+      raised = sys::write_file(join(d, "memory.limit_in_bytes"), bytes);
+    }
+    if (!raised) return raised;
     // memory+swap: absent without swap accounting; then keep the group off swap.
-    auto st = sys::write_file(join(d, "memory.memsw.limit_in_bytes"), bytes);
+    auto st = sys::write_file(memsw, bytes);
     if (!st && st.error().err == ENOENT) st = sys::write_file(join(d, "memory.swappiness"), "0");
     if (!st) return st;
   }

@@ -47,6 +47,8 @@ Status enable_controllers(const std::string& dir) {
   return sys::write_file(path, request);
 }
 
+Status apply_limits(const std::string& dir, const CgroupLimits& limits);
+
 class CgroupV2 final : public Cgroup {
  public:
   // `relative` is the group's path below the cgroup2 root (<parent>/<name>).
@@ -58,6 +60,7 @@ class CgroupV2 final : public Cgroup {
     (void)remove();
   }
   void release() override { removed_ = true; }
+  Status set_limits(const CgroupLimits& limits) override { return apply_limits(path_, limits); }
 
   const std::string& name() const override { return name_; }
   int clone_into_fd() const override { return dir_.get(); }

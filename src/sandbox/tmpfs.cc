@@ -33,6 +33,17 @@ Result<UniqueFd> make_detached_tmpfs(const TmpfsOptions& o) {
   return mnt;
 }
 
+Status resize_tmpfs(int mount_fd, uint64_t size_bytes, uint64_t max_inodes) {
+  UniqueFd fs(::fspick(mount_fd, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC));
+  if (!fs) return fail_errno("pick a tmpfs to resize");
+  std::string size = std::to_string(size_bytes), inodes = std::to_string(max_inodes);
+  if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) < 0 ||
+      (max_inodes && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes.c_str(), 0) < 0) ||
+      ::fsconfig(fs.get(), FSCONFIG_CMD_RECONFIGURE, nullptr, nullptr, 0) < 0)
+    return fail_errno("resize a tmpfs to " + size + " bytes");
+  return {};
+}
+
 Result<UniqueFd> clone_detached_mount(int mount_fd) {
   UniqueFd clone(::open_tree(mount_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
   if (!clone) return fail_errno("clone a detached mount");

@@ -24,6 +24,10 @@ struct TmpfsOptions {
 
 Result<UniqueFd> make_detached_tmpfs(const TmpfsOptions& options);
 
+// Changes a host-made tmpfs's size and inode limit (fspick + reconfigure),
+// whether or not a sandbox has attached it.
+Status resize_tmpfs(int mount_fd, uint64_t size_bytes, uint64_t max_inodes);
+
 // A second detached mount of the same filesystem (open_tree OPEN_TREE_CLONE).
 // The sandbox attaches (and makes read-only) the clone while the host keeps
 // writing through the original: how /inputs is filled after the sandbox was

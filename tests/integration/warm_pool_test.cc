@@ -1,0 +1,211 @@
+// The warm pool and the preloaded interpreter, through `airlock pool` and
+// `airlock run`: jobs really start warm / preloaded, each sandbox serves one
+// job, nothing of one preloaded job reaches the next, and nothing is left
+// when a job's runner dies or the pool stops.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "pool_helpers.h"
+#include "run_helpers.h"
+
+namespace airlock::testing {
+namespace {
+
+using nlohmann::json;
+
+json run_json(const TempDir& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> all = {"run", "--json", "--state-dir", dir.state()};
+  all.insert(all.end(), args.begin(), args.end());
+  Ran r = run_airlock(all);
+  json rec = r.record();
+  EXPECT_TRUE(rec.is_object()) << r.err;
+  return rec;
+}
+
+std::string out_of(const json& rec) { return rec.value("stdout", json::object()).value("text", ""); }
+std::string start_of(const json& rec) { return rec.value("sandbox", json::object()).value("start", ""); }
+
+void expect_job_gone(const json& rec) {
+  std::string id = rec.value("id", "");
+  EXPECT_TRUE(cgroups_named(id).empty()) << id;
+  uid_t uid = rec.value("sandbox", json::object()).value("host_uid", 0u);
+  EXPECT_TRUE(no_processes_of_uid(uid, 2000)) << "processes of " << uid << " outlived job " << id;
+}
+
+TEST(WarmPool, EachWarmSandboxServesOneJobAndGoes) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 2, 0);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  std::set<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    json rec = run_json(dir, {"--start", "warm", "--", "sh", "-c", "id -u; find /workspace /tmp -mindepth 1 | wc -l"});
+    EXPECT_EQ(rec.value("outcome", ""), "succeeded") << rec.dump();
+    EXPECT_EQ(start_of(rec), "warm");
+    EXPECT_EQ(rec["sandbox"].value("prepared", ""), "ahead");
+    EXPECT_EQ(out_of(rec), "1000\n0\n");  // fresh, empty /workspace and /tmp
+    ids.insert(rec.value("id", ""));
+    expect_job_gone(rec);
+  }
+  EXPECT_EQ(ids.size(), 4u) << "a prepared sandbox served two jobs";
+  EXPECT_EQ(pool.stop(), 0);
+}
+
+TEST(WarmPool, PreloadedJobFindsTheDataStackImportedAndColdDoesNot) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 2);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  std::string code = "import sys; print('pandas' in sys.modules, 'matplotlib.pyplot' in sys.modules, "
+                     "sys.argv, __name__, sys.executable)";
+  json pre = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", code, "a1"});
+  EXPECT_EQ(start_of(pre), "preloaded");
+  EXPECT_EQ(out_of(pre), "True True ['-c', 'a1'] __main__ /usr/bin/python3\n") << pre.dump();
+  json cold = run_json(dir, {"--start", "cold", "--", "python3", "-c", code, "a1"});
+  EXPECT_EQ(start_of(cold), "cold");
+  EXPECT_EQ(out_of(cold), "False False ['-c', 'a1'] __main__ /usr/bin/python3\n") << cold.dump();
+  expect_job_gone(pre);
+}
+
+TEST(WarmPool, PreloadedJobsBehaveLikePython) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 2);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  json exit3 = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", "import sys; sys.exit(3)"});
+  EXPECT_EQ(exit3.value("exit_code", -1), 3);
+  json raised = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", "x = 1\n1/0"});
+  EXPECT_EQ(raised.value("exit_code", -1), 1);
+  std::string err = raised["stderr"].value("text", "");
+  EXPECT_EQ(err, "Traceback (most recent call last):\n  File \"<string>\", line 2, in <module>\n"
+                 "ZeroDivisionError: division by zero\n");
+  json missing = run_json(dir, {"--start", "preloaded", "--", "python3", "/inputs/none.py"});
+  EXPECT_EQ(missing.value("exit_code", -1), 2);
+  EXPECT_NE(missing["stderr"].value("text", "").find("can't open file '/inputs/none.py'"), std::string::npos);
+  json module = run_json(dir, {"--start", "preloaded", "--", "python3", "-m", "json.tool", "--help"});
+  EXPECT_EQ(module.value("exit_code", -1), 0);
+  EXPECT_NE(out_of(module).find("usage:"), std::string::npos) << module.dump();
+  // A non-daemon thread and an atexit function still run before the exit.
+  json shutdown = run_json(dir, {"--start", "preloaded", "--", "python3", "-c",
+                                 "import atexit, threading, time\n"
+                                 "atexit.register(lambda: print('atexit'))\n"
+                                 "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()"});
+  EXPECT_EQ(out_of(shutdown), "thread\natexit\n");
+}
+
+// Job A leaves marks everywhere a preloaded process could carry state; job B
+// (a later fork of the same interpreter) must find none, and its random
+// state must differ.
+TEST(WarmPool, NothingOfOnePreloadedJobReachesTheNext) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  std::string a_code =
+      "import os, random, pandas, numpy, sys\n"
+      "pandas.airlock_mark = 'job-a'\n"
+      "sys.modules['airlock_mark'] = pandas\n"
+      "os.environ['AIRLOCK_MARK'] = 'job-a'\n"
+      "open('/tmp/mark', 'w').write('a'); open('/workspace/mark', 'w').write('a')\n"
+      "keep = open('/workspace/mark')\n"
+      "print(numpy.random.rand(), random.random(), hash('airlock'))\n";
+  std::string b_code =
+      "import os, random, pandas, numpy, sys\n"
+      "print(hasattr(pandas, 'airlock_mark'), 'airlock_mark' in sys.modules, 'AIRLOCK_MARK' in os.environ)\n"
+      "print(sorted(os.listdir('/tmp')), sorted(os.listdir('/workspace')), sorted(os.listdir('/proc/self/fd')))\n"
+      "print(numpy.random.rand(), random.random(), hash('airlock'))\n";
+  json a = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", a_code});
+  json b = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", b_code});
+  ASSERT_EQ(start_of(a), "preloaded");
+  ASSERT_EQ(start_of(b), "preloaded");
+  std::string out_b = out_of(b);
+  auto nl = out_b.find('\n');
+  auto nl2 = out_b.find('\n', nl + 1);
+  ASSERT_NE(nl2, std::string::npos) << b.dump();
+  EXPECT_EQ(out_b.substr(0, nl), "False False False");
+  // /proc/self/fd while listing: 0, 1, 2 and the directory fd itself.
+  EXPECT_EQ(out_b.substr(nl + 1, nl2 - nl - 1), "[] [] ['0', '1', '2', '3']");
+  std::string rand_a = out_of(a), rand_b = out_b.substr(nl2 + 1);
+  auto first_two = [](const std::string& line) { return line.substr(0, line.rfind(' ')); };
+  EXPECT_NE(first_two(rand_a), first_two(rand_b)) << "numpy and random state repeated across jobs";
+  // str hashes share the interpreter's seed: a known limit, documented in docs/security.md.
+  EXPECT_EQ(rand_a.substr(rand_a.rfind(' ')), rand_b.substr(rand_b.rfind(' ')));
+}
+
+TEST(WarmPool, NoPoolOrAnEmptyClassFallsBackToColdOrFailsWhenAskedForWarm) {
+  TempDir dir;
+  ::mkdir(dir.state().c_str(), 0711);
+  json none = run_json(dir, {"--", "/bin/true"});
+  EXPECT_EQ(start_of(none), "cold");
+  EXPECT_EQ(none["sandbox"].value("start_note", ""), "no warm pool is running");
+  json strict = run_json(dir, {"--start", "warm", "--", "/bin/true"});
+  EXPECT_EQ(strict.value("outcome", ""), "sandbox_error");
+  EXPECT_EQ(strict.value("reason", ""), "no warm sandbox: no warm pool is running");
+
+  TestPool pool(dir.path(), dir.state(), 1, 0);  // no preloaded class
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  json py = run_json(dir, {"--", "python3", "-c", "print(2)"});
+  EXPECT_EQ(start_of(py), "warm");  // a Python job falls back to a warm exec sandbox
+  EXPECT_EQ(out_of(py), "2\n");
+  json refused = run_json(dir, {"--start", "preloaded", "--", "sh", "-c", "true"});
+  EXPECT_EQ(refused.value("outcome", ""), "sandbox_error");
+  EXPECT_NE(refused.value("reason", "").find("--start preloaded runs only python3"), std::string::npos);
+}
+
+TEST(WarmPool, LimitsOfTheJobApplyToAPreparedSandbox) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 1, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  json oom = run_json(dir, {"--start", "preloaded", "--memory", "64M", "--", "python3", "-c",
+                            "b = bytearray(200 << 20)\nprint(len(b))"});
+  EXPECT_EQ(oom.value("outcome", ""), "memory_limit") << oom.dump();
+  json disk = run_json(dir, {"--start", "warm", "--workspace-size", "1M", "--", "sh", "-c",
+                             "head -c 3M /dev/zero > /workspace/x; df -k /workspace | tail -1"});
+  EXPECT_EQ(start_of(disk), "warm");
+  EXPECT_NE(out_of(disk).find(" 1024 "), std::string::npos) << out_of(disk);
+  json pids = run_json(dir, {"--start", "warm", "--pids", "8", "--", "sh", "-c",
+                             "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1 & done; wait"});
+  EXPECT_NE(pids.dump().find("\"pids\""), std::string::npos) << pids.dump();
+}
+
+TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 1, 0);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  Spawned run({"run", "--state-dir", dir.state(), "--start", "warm", "--", "sleep", "300"}, dir.path(), dir.state());
+  uid_t uid = 0;
+  for (int i = 0; i < 250 && uid == 0; ++i) {
+    for (pid_t p : descendants_of(pool.pid())) {
+      std::string cmd = read_text("/proc/" + std::to_string(p) + "/cmdline");
+      struct stat st{};
+      if (cmd.rfind("sleep", 0) == 0 && ::stat(("/proc/" + std::to_string(p)).c_str(), &st) == 0) uid = st.st_uid;
+    }
+    if (uid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(uid, 0u) << "the warm job's sleep never started";
+  ::kill(run.pid(), SIGKILL);
+  run.wait();
+  EXPECT_TRUE(no_processes_of_uid(uid, 3000)) << "the sandbox outlived its runner";
+}
+
+TEST(WarmPool, StoppingThePoolRemovesEveryUnusedSandbox) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 2, 2);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  auto ids = pool.held_ids();
+  EXPECT_EQ(ids.size(), 4u);
+  auto pids = descendants_of(pool.pid());
+  EXPECT_GE(pids.size(), 5u);  // the zygote and four inits
+  EXPECT_EQ(pool.stop(), 0);
+  EXPECT_TRUE(pool.held_ids().empty());
+  for (const auto& id : ids) EXPECT_TRUE(cgroups_named(id).empty()) << id;
+  for (pid_t p : pids) EXPECT_NE(::kill(p, 0), 0) << "process " << p << " outlived the pool";
+  EXPECT_FALSE(std::ifstream(dir.state() + "/pool.sock").good());
+}
+
+}  // namespace
+}  // namespace airlock::testing

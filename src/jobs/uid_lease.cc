@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 namespace airlock::jobs {
@@ -12,7 +13,13 @@ Result<UidLease> UidLease::acquire(const std::string& dir) {
     std::string prefix = dir.substr(0, pos);
     if (::mkdir(prefix.c_str(), 0700) < 0 && errno != EEXIST) return fail_errno("create " + prefix);
   }
-  for (unsigned slot = 0; slot < kSlots; ++slot) {
+  // Start at a random slot: a slot just freed is then not handed out again at
+  // once (a warm pool refills right after each job), which keeps "no process
+  // of this uid is left" a meaningful check after a job.
+  unsigned start = 0;
+  (void)!::getrandom(&start, sizeof(start), 0);
+  for (unsigned i = 0; i < kSlots; ++i) {
+    unsigned slot = (start + i) % kSlots;
     std::string path = dir + "/" + std::to_string(slot);
     UniqueFd fd(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd) return fail_errno("open " + path);

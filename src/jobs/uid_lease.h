@@ -18,7 +18,7 @@ class UidLease {
   static constexpr uid_t kFirstBase = 3000000;
   static constexpr unsigned kSlots = 4096;
 
-  // Takes the first free slot.
+  // Takes a free slot (the search starts at a random one).
   static Result<UidLease> acquire(const std::string& dir = "/run/airlock/uids");
   uid_t base() const { return kFirstBase + 2 * slot_; }
   unsigned slot() const { return slot_; }

@@ -34,6 +34,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "pool_helpers.h"
+
 extern char** environ;
 
 namespace {
@@ -45,6 +47,37 @@ const fs::path kCasesDir = fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/cases";
 const fs::path kDataDir = fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/data";
 constexpr int kAirlockDeadlineSeconds = 150;  // far above any case's own --timeout
 constexpr uid_t kCanaryUid = 1000;            // a host uid the sandbox must not reach
+
+// HOSTILE_START=warm or preloaded: the whole suite runs again, every case in a
+// sandbox taken from a warm pool (preloaded: Python cases forked from the
+// preloaded interpreter; the shell case warm), and the record must say so.
+std::string start_mode() {
+  const char* m = std::getenv("HOSTILE_START");
+  return m ? m : "";
+}
+std::string g_pool_state;  // the pool's state directory, shared by every case
+
+class PoolEnvironment : public testing::Environment {
+ public:
+  void SetUp() override {
+    dir_ = std::make_unique<airlock::testing::TempDir>();
+    pool_ = std::make_unique<airlock::testing::TestPool>(dir_->path(), dir_->state(), 3, 3);
+    ASSERT_TRUE(pool_->ready()) << pool_->log();
+    g_pool_state = dir_->state();
+  }
+  void TearDown() override {
+    EXPECT_EQ(pool_->stop(), 0);
+    EXPECT_TRUE(pool_->held_ids().empty()) << "the pool left prepared sandboxes";
+    pool_.reset();
+    dir_.reset();
+  }
+
+ private:
+  std::unique_ptr<airlock::testing::TempDir> dir_;
+  std::unique_ptr<airlock::testing::TestPool> pool_;
+};
+const bool kPoolRegistered =
+    !start_mode().empty() && testing::AddGlobalTestEnvironment(new PoolEnvironment) != nullptr;
 
 // ---------------------------------------------------------------- cases
 
@@ -549,9 +582,27 @@ json run_and_check(const Case& c) {
 
   TempDir out_dir;
   EXPECT_FALSE(out_dir.path.empty()) << "mkdtemp: " << strerror(errno);
-  std::vector<std::string> argv = {AIRLOCK_BINARY, "run", "--json", "--state-dir", (out_dir.path / "state").string(),
+  std::vector<std::string> command;
+  if (auto cmd = c.one("command")) {
+    for (const auto& w : split_words(*cmd)) command.push_back(w);
+  } else {
+    command.push_back(fs::path(c.file).extension() == ".sh" ? "sh" : "python3");
+    command.push_back("/inputs/" + c.file);
+  }
+  std::string mode = start_mode(), want_start;
+  if (!mode.empty()) {
+    bool python_env = false;
+    for (const auto& a : c.all("args")) python_env |= a.find("PYTHON") != std::string::npos;
+    want_start = mode == "preloaded" && command[0] == "python3" && !python_env ? "preloaded" : "warm";
+  }
+  std::string state = mode.empty() ? (out_dir.path / "state").string() : g_pool_state;
+  std::vector<std::string> argv = {AIRLOCK_BINARY, "run", "--json", "--state-dir", state,
                                    "--output-dir", (out_dir.path / "out").string(),
                                    "--input", (kCasesDir / c.file).string()};
+  if (!want_start.empty()) {
+    argv.push_back("--start");
+    argv.push_back(want_start);
+  }
   for (const auto& in : c.all("input")) {
     argv.push_back("--input");
     argv.push_back((kDataDir / in).string());
@@ -563,12 +614,7 @@ json run_and_check(const Case& c) {
     argv.push_back(e);
   }
   argv.push_back("--");
-  if (auto cmd = c.one("command")) {
-    for (const auto& w : split_words(*cmd)) argv.push_back(w);
-  } else {
-    argv.push_back(fs::path(c.file).extension() == ".sh" ? "sh" : "python3");
-    argv.push_back("/inputs/" + c.file);
-  }
+  argv.insert(argv.end(), command.begin(), command.end());
 
   // A secret in airlock's own environment: must reach neither the code nor the record.
   std::string secret = "hostile-secret-" + random_hex(12);
@@ -586,6 +632,10 @@ json run_and_check(const Case& c) {
     return json();
   }
   std::string context = c.file + "\n" + describe(record, run);
+  if (!want_start.empty()) {
+    EXPECT_EQ(record.value("sandbox", json::object()).value("start", ""), want_start)
+        << "the case did not run on the " << want_start << " path\n" << context;
+  }
   if (getenv("HOSTILE_VERBOSE")) std::cout << context;  // the evidence, also for passing cases
   std::string dump = record.dump();
   std::string out_text = text_of(record, "stdout"), err_text = text_of(record, "stderr");

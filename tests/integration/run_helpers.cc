@@ -208,4 +208,22 @@ void write_text(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
 }
 
+uid_t uid_of_sandboxed_command(const std::string& cmdline) {
+  DIR* d = ::opendir("/proc");
+  if (!d) return 0;
+  uid_t found = 0;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::string dir = std::string("/proc/") + e->d_name;
+    struct stat st{};
+    if (::stat(dir.c_str(), &st) < 0 || st.st_uid < 3000000) continue;
+    if (read_text(dir + "/cmdline").rfind(cmdline, 0) == 0) {
+      found = st.st_uid;
+      break;
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
 }  // namespace airlock::testing

@@ -55,6 +55,9 @@ uid_t job_uid_of(pid_t airlock, int timeout_ms = 5000);
 std::vector<pid_t> processes_of_uid(uid_t uid);
 // True when no process of `uid` exists within `timeout_ms`.
 bool no_processes_of_uid(uid_t uid, int timeout_ms);
+// The host uid of a sandboxed process (uid >= 3000000) whose /proc cmdline
+// starts with `cmdline` (NUL-separated words); 0 if none.
+uid_t uid_of_sandboxed_command(const std::string& cmdline);
 // Cgroup directories named `name` under any hierarchy's airlock parent.
 std::vector<std::string> cgroups_named(const std::string& name);
 std::string read_text(const std::string& path);

@@ -21,7 +21,9 @@ try_open("interpreter path", os.readlink("/proc/self/exe"), os.O_WRONLY | os.O_A
 try_open("/bin/sh (not running)", "/bin/sh", os.O_WRONLY | os.O_APPEND)
 for k, v in res.items():
     print(k, v)
-bad = {k: v for k, v in res.items() if v not in ok and not (k == "/proc/1/exe" and v in ("ENOENT", "ESRCH"))}
+# On the preloaded path /proc/self/exe is the airlock binary, whose host path
+# does not exist inside the sandbox: ENOENT there is a refusal too.
+bad = {k: v for k, v in res.items() if v not in ok and not (k in ("/proc/1/exe", "interpreter path") and v in ("ENOENT", "ESRCH"))}
 if any(v == "OPENED" for v in res.values()):
     print("ESCAPED opened a binary for writing:", [k for k, v in res.items() if v == "OPENED"])
 elif bad:

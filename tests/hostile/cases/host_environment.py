@@ -5,7 +5,8 @@
 # expect-stdout: BLOCKED env is exactly the minimal set
 import os
 want = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/workspace", "TMPDIR": "/tmp",
-        "LANG": "C.UTF-8", "USER": "sandbox", "MPLBACKEND": "Agg", "HOSTILE_PROBE": "42"}
+        "LANG": "C.UTF-8", "USER": "sandbox", "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": "/tmp/matplotlib", "HOSTILE_PROBE": "42"}
 got = dict(os.environ)
 extra = sorted(set(got) - set(want))
 missing = sorted(set(want) - set(got))

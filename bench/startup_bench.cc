@@ -1,11 +1,12 @@
 // startup_bench: how long does it take to start and finish a trivial command?
 //
-//   startup_bench [--runs N] [--warmup W] [--ratio-to NAME]...
+//   startup_bench [--runs N] [--warmup W] [--pause-ms MS] [--ratio-to NAME]...
 //                 --case NAME CMD [ARG...] [--case NAME CMD [ARG...]]...
 //
 // Each case is fork+exec'd N times (after W untimed warm-up runs), rounds interleaved across
 // cases so that drift on the machine affects all of them alike. stdin, stdout and stderr of the
-// command are /dev/null. Prints a Markdown table: median, p90, p99 in milliseconds, failures
+// command are /dev/null. --pause-ms sleeps that long after every run (untimed), e.g. so that a
+// warm pool has refilled before the next run takes from it. Prints a Markdown table: median, p90, p99 in milliseconds, failures
 // (non-zero exit), and the median's ratio to each --ratio-to case.
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -33,6 +35,7 @@ struct Case {
 struct Options {
   int runs = 200;
   int warmup = 5;
+  int pause_ms = 0;
   std::vector<std::string> ratio_to;
   std::vector<Case> cases;
 };
@@ -40,7 +43,7 @@ struct Options {
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
                "startup_bench: %s\n"
-               "usage: startup_bench [--runs N] [--warmup W] [--ratio-to NAME]... "
+               "usage: startup_bench [--runs N] [--warmup W] [--pause-ms MS] [--ratio-to NAME]... "
                "--case NAME CMD [ARG...] [--case ...]\n",
                msg);
   std::exit(2);
@@ -60,6 +63,8 @@ Options parse(int argc, char** argv) {
       opt.runs = std::atoi(next().c_str());
     } else if (a == "--warmup") {
       opt.warmup = std::atoi(next().c_str());
+    } else if (a == "--pause-ms") {
+      opt.pause_ms = std::atoi(next().c_str());
     } else if (a == "--ratio-to") {
       opt.ratio_to.push_back(next());
     } else if (a == "--case") {
@@ -68,7 +73,7 @@ Options parse(int argc, char** argv) {
       usage("unknown option");
     }
   }
-  if (opt.runs <= 0 || opt.warmup < 0) usage("bad --runs or --warmup");
+  if (opt.runs <= 0 || opt.warmup < 0 || opt.pause_ms < 0) usage("bad --runs, --warmup or --pause-ms");
   if (opt.cases.empty()) usage("no --case");
   for (const Case& c : opt.cases) {
     if (c.argv.empty()) usage("a --case has no command");
@@ -112,6 +117,10 @@ double run_once(const std::vector<std::string>& args) {
   return ok ? ms : -ms;
 }
 
+void pause(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::ranges::sort(v);
@@ -136,7 +145,10 @@ int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
 
   for (int round = 0; round < opt.warmup; ++round) {
-    for (Case& c : opt.cases) run_once(c.argv);
+    for (Case& c : opt.cases) {
+      run_once(c.argv);
+      pause(opt.pause_ms);
+    }
   }
   for (int round = 0; round < opt.runs; ++round) {
     for (Case& c : opt.cases) {
@@ -146,6 +158,7 @@ int main(int argc, char** argv) {
       } else {
         c.ms.push_back(ms);
       }
+      pause(opt.pause_ms);
     }
   }
 
@@ -156,8 +169,9 @@ int main(int argc, char** argv) {
     baselines.push_back(it->ms.empty() ? 0 : percentile(it->ms, 50));
   }
 
-  std::printf("%d runs per case (after %d warm-up runs), rounds interleaved; times in ms.\n\n",
-              opt.runs, opt.warmup);
+  std::printf("%d runs per case (after %d warm-up runs), rounds interleaved", opt.runs, opt.warmup);
+  if (opt.pause_ms > 0) std::printf(", %d ms pause after each run", opt.pause_ms);
+  std::printf("; times in ms.\n\n");
   std::printf("| case | median | p90 | p99 | failed |");
   for (const std::string& name : opt.ratio_to) std::printf(" median / %s |", name.c_str());
   std::printf("\n|---|---:|---:|---:|---:|");

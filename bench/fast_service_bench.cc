@@ -1,0 +1,269 @@
+// Issue 4 through the API: the warm pool and the preloaded interpreter against cold starts,
+// measured in one run. Two `airlock serve` daemons on loopback, each with its own data and
+// state directory: "pool" with --warm W --preloaded P, "cold" without a pool (its jobs find
+// no pool.sock and start cold; a pool's class is only image, interpreter and network, so a
+// job on the pool's daemon cannot be made to start cold by its limits).
+//  1. latency: POST /v1/jobs {"command":["/bin/true"],"wait_s":60} from request to response,
+//     alternating between the two daemons N times each, PAUSE ms after each request (so the
+//     pool has refilled before the next warm job); p50 and p99 of both. Every response's
+//     record.sandbox.start is checked (warm on "pool", cold on "cold").
+//  2. throughput: C clients submit and wait for `python3 -c "print(1)"` for SECONDS on the
+//     pool daemon, then for SECONDS on the cold daemon (one at a time); jobs per second and
+//     how the jobs started.
+// Usage (root): fast_service_bench AIRLOCK_BINARY [--runs N] [--seconds S] [--clients C]
+//                 [--pause-ms MS] [--max-running R] [--warm W] [--preloaded P]
+//                 [--skip-latency] [--skip-throughput]
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/store.h"
+#include "support/http_client.h"
+#include "sys/remove_tree.h"
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+struct Options {
+  std::string airlock;
+  int runs = 200, seconds = 10, clients = 32, pause_ms = 20, max_running = 0, warm = 4, preloaded = 4;
+  bool latency = true, throughput = true;
+};
+
+struct Daemon {
+  std::string name, dir;
+  pid_t pid = -1;
+  uint16_t port = 0;
+  std::string auth;
+};
+
+// A tenant and key in a fresh store under `dir`, then `airlock serve` on a free port.
+bool start_daemon(const Options& opt, Daemon& d, bool pool) {
+  std::string data = d.dir + "/data", state = d.dir + "/state";
+  ::mkdir(d.dir.c_str(), 0711);
+  ::mkdir(state.c_str(), 0711);
+  {
+    auto store = airlock::store::Store::open(data);
+    if (!store) return std::fprintf(stderr, "store: %s\n", store.error().message().c_str()), false;
+    airlock::store::TenantLimits limits;
+    limits.max_running = 64;
+    limits.max_queued = 1000;
+    auto tenant = (*store)->create_tenant("bench", limits);
+    auto key = (*store)->create_key(tenant->id, "bench", {"run", "read"});
+    d.auth = "Bearer " + key->second;
+  }
+  std::vector<std::string> args = {opt.airlock, "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
+                                   "--state-dir", state, "--max-queued", "1000"};
+  if (opt.max_running > 0) args.insert(args.end(), {"--max-running", std::to_string(opt.max_running)});
+  if (pool) {
+    args.insert(args.end(), {"--warm", std::to_string(opt.warm), "--preloaded", std::to_string(opt.preloaded)});
+  }
+  int out[2];
+  if (::pipe(out) < 0) return false;
+  d.pid = ::fork();
+  if (d.pid == 0) {
+    ::dup2(out[1], 1);
+    int log = ::open((d.dir + "/serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(log, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string line;
+  char c;
+  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  ::close(out[0]);
+  auto at = line.find("127.0.0.1:");
+  if (at == std::string::npos) {
+    std::fprintf(stderr, "serve (%s) did not start: %s (see %s/serve.log)\n", d.name.c_str(), line.c_str(),
+                 d.dir.c_str());
+    return false;
+  }
+  d.port = static_cast<uint16_t>(std::stoi(line.substr(at + 10)));
+  return true;
+}
+
+void stop_daemon(Daemon& d) {
+  if (d.pid <= 0) return;
+  ::kill(d.pid, SIGTERM);
+  ::waitpid(d.pid, nullptr, 0);  // the serve removes its pool's unused sandboxes before it exits
+  d.pid = -1;
+}
+
+std::string start_of(const airlock::testing::Response& r) {
+  if (r.status != 201) return "http " + std::to_string(r.status);
+  try {
+    auto j = r.json();
+    if (j.value("outcome", "") != "succeeded") return "outcome " + j.value("outcome", "?");
+    return j["record"]["sandbox"].value("start", "?");
+  } catch (...) {
+    return "bad json";
+  }
+}
+
+void sleep_ms(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+struct Throughput {
+  int done = 0;
+  double seconds = 0;
+  std::map<std::string, int> starts;
+};
+
+Throughput throughput(const Daemon& d, const std::string& body, int clients, int seconds) {
+  std::mutex mu;
+  Throughput t;
+  auto started = Clock::now();
+  auto until = started + std::chrono::seconds(seconds);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&] {
+      airlock::testing::HttpClient h(d.port, 120'000);
+      while (Clock::now() < until) {
+        auto r = h.request("POST", "/v1/jobs", body, {{"authorization", d.auth}});
+        if (r.status == 429) {
+          sleep_ms(20);
+          continue;
+        }
+        std::string s = start_of(r);
+        std::lock_guard lock(mu);
+        ++t.starts[s];
+        if (s == "cold" || s == "warm" || s == "preloaded") ++t.done;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  t.seconds = ms_since(started) / 1000;
+  return t;
+}
+
+std::string starts_text(const std::map<std::string, int>& m) {
+  std::string s;
+  for (auto& [k, v] : m) s += (s.empty() ? "" : ", ") + std::to_string(v) + " " + k;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: fast_service_bench AIRLOCK_BINARY [--runs N] [--seconds S] [--clients C] [--pause-ms MS]\n"
+                 "         [--max-running R] [--warm W] [--preloaded P] [--skip-latency] [--skip-throughput]\n");
+    return 2;
+  }
+  opt.airlock = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto num = [&](int& out) {
+      if (i + 1 >= argc) std::exit(2);
+      out = std::atoi(argv[++i]);
+    };
+    if (a == "--runs") num(opt.runs);
+    else if (a == "--seconds") num(opt.seconds);
+    else if (a == "--clients") num(opt.clients);
+    else if (a == "--pause-ms") num(opt.pause_ms);
+    else if (a == "--max-running") num(opt.max_running);
+    else if (a == "--warm") num(opt.warm);
+    else if (a == "--preloaded") num(opt.preloaded);
+    else if (a == "--skip-latency") opt.latency = false;
+    else if (a == "--skip-throughput") opt.throughput = false;
+    else return std::fprintf(stderr, "fast_service_bench: unknown option %s\n", a.c_str()), 2;
+  }
+
+  char tmpl[] = "/var/tmp/airlock-fast-service-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  ::chmod(dir.c_str(), 0711);
+  Daemon pool{.name = "pool", .dir = dir + "/pool"}, cold{.name = "cold", .dir = dir + "/cold"};
+  int status = 0;
+  auto finish = [&] {
+    stop_daemon(pool);
+    stop_daemon(cold);
+    (void)airlock::sys::remove_tree(dir);
+  };
+  if (!start_daemon(opt, pool, true) || !start_daemon(opt, cold, false)) {
+    finish();
+    return 1;
+  }
+
+  std::printf("## Fast start, API (`airlock serve`): warm pool vs cold\n\n");
+  std::printf("Daemons: \"pool\" with `--warm %d --preloaded %d`, \"cold\" without a pool; max_running %s.\n\n",
+              opt.warm, opt.preloaded, opt.max_running > 0 ? std::to_string(opt.max_running).c_str() : "default (cores)");
+
+  if (opt.latency) {
+    const std::string body = R"({"command":["/bin/true"],"wait_s":60})";
+    airlock::testing::HttpClient hp(pool.port), hc(cold.port);
+    for (int i = 0; i < 5; ++i) {  // warm-up
+      hp.request("POST", "/v1/jobs", body, {{"authorization", pool.auth}});
+      sleep_ms(opt.pause_ms);
+      hc.request("POST", "/v1/jobs", body, {{"authorization", cold.auth}});
+      sleep_ms(opt.pause_ms);
+    }
+    std::vector<double> warm_ms, cold_ms;
+    std::map<std::string, int> warm_starts, cold_starts;
+    for (int i = 0; i < opt.runs; ++i) {
+      auto t = Clock::now();
+      auto r = hp.request("POST", "/v1/jobs", body, {{"authorization", pool.auth}});
+      warm_ms.push_back(ms_since(t));
+      ++warm_starts[start_of(r)];
+      sleep_ms(opt.pause_ms);
+      t = Clock::now();
+      r = hc.request("POST", "/v1/jobs", body, {{"authorization", cold.auth}});
+      cold_ms.push_back(ms_since(t));
+      ++cold_starts[start_of(r)];
+      sleep_ms(opt.pause_ms);
+    }
+    std::printf("### Latency: `POST /v1/jobs` /bin/true with wait, request to response\n\n");
+    std::printf("%d runs each, alternating, %d ms pause after each request.\n\n", opt.runs, opt.pause_ms);
+    std::printf("| case | p50 ms | p99 ms | p50 / cold | started as |\n|---|---:|---:|---:|---|\n");
+    std::printf("| cold (daemon without pool) | %.2f | %.2f | 1.00x | %s |\n", pct(cold_ms, 0.5), pct(cold_ms, 0.99),
+                starts_text(cold_starts).c_str());
+    std::printf("| warm (daemon with pool) | %.2f | %.2f | %.2fx | %s |\n\n", pct(warm_ms, 0.5), pct(warm_ms, 0.99),
+                pct(warm_ms, 0.5) / pct(cold_ms, 0.5), starts_text(warm_starts).c_str());
+    if (warm_starts["warm"] != opt.runs || cold_starts["cold"] != opt.runs) status = 1;
+  }
+
+  if (opt.throughput) {
+    const std::string body = R"j({"command":["python3","-c","print(1)"],"wait_s":120})j";
+    std::printf("### Throughput: `python3 -c \"print(1)\"`, %d clients, %d s each, one daemon at a time\n\n",
+                opt.clients, opt.seconds);
+    std::printf("| daemon | jobs | seconds | jobs/s | ratio | started as |\n|---|---:|---:|---:|---:|---|\n");
+    Throughput tc = throughput(cold, body, opt.clients, opt.seconds);
+    sleep_ms(500);
+    Throughput tp = throughput(pool, body, opt.clients, opt.seconds);
+    double rc = tc.done / tc.seconds, rp = tp.done / tp.seconds;
+    std::printf("| cold (without pool) | %d | %.1f | %.1f | 1.00x | %s |\n", tc.done, tc.seconds, rc,
+                starts_text(tc.starts).c_str());
+    std::printf("| pool (--preloaded %d) | %d | %.1f | %.1f | %.2fx | %s |\n\n", opt.preloaded, tp.done, tp.seconds,
+                rp, rc > 0 ? rp / rc : 0.0, starts_text(tp.starts).c_str());
+  }
+
+  finish();
+  return status;
+}

@@ -8,8 +8,9 @@
 //     pool has refilled before the next warm job); p50 and p99 of both. Every response's
 //     record.sandbox.start is checked (warm on "pool", cold on "cold").
 //  2. throughput: C clients submit and wait for `python3 -c "print(1)"` for SECONDS on the
-//     pool daemon, then for SECONDS on the cold daemon (one at a time); jobs per second and
-//     how the jobs started.
+//     cold daemon, then for SECONDS on the pool daemon (one at a time); then the same with
+//     /bin/true; jobs per second and how the jobs started (a Python job on the pool daemon
+//     starts preloaded, or warm/cold when the pool has none ready).
 // Usage (root): fast_service_bench AIRLOCK_BINARY [--runs N] [--seconds S] [--clients C]
 //                 [--pause-ms MS] [--max-running R] [--warm W] [--preloaded P]
 //                 [--skip-latency] [--skip-throughput]
@@ -250,18 +251,29 @@ int main(int argc, char** argv) {
   }
 
   if (opt.throughput) {
-    const std::string body = R"j({"command":["python3","-c","print(1)"],"wait_s":120})j";
-    std::printf("### Throughput: `python3 -c \"print(1)\"`, %d clients, %d s each, one daemon at a time\n\n",
-                opt.clients, opt.seconds);
-    std::printf("| daemon | jobs | seconds | jobs/s | ratio | started as |\n|---|---:|---:|---:|---:|---|\n");
-    Throughput tc = throughput(cold, body, opt.clients, opt.seconds);
-    sleep_ms(500);
-    Throughput tp = throughput(pool, body, opt.clients, opt.seconds);
-    double rc = tc.done / tc.seconds, rp = tp.done / tp.seconds;
-    std::printf("| cold (without pool) | %d | %.1f | %.1f | 1.00x | %s |\n", tc.done, tc.seconds, rc,
-                starts_text(tc.starts).c_str());
-    std::printf("| pool (--preloaded %d) | %d | %.1f | %.1f | %.2fx | %s |\n\n", opt.preloaded, tp.done, tp.seconds,
-                rp, rc > 0 ? rp / rc : 0.0, starts_text(tp.starts).c_str());
+    struct Load {
+      const char* what;
+      std::string body;
+    };
+    const Load loads[] = {
+        {"`python3 -c \"print(1)\"`", R"j({"command":["python3","-c","print(1)"],"wait_s":120})j"},
+        {"`/bin/true`", R"j({"command":["/bin/true"],"wait_s":120})j"},
+    };
+    std::printf("### Throughput: %d clients submit and wait, %d s per daemon, one daemon at a time\n\n", opt.clients,
+                opt.seconds);
+    std::printf("| job | daemon | jobs | seconds | jobs/s | ratio | started as |\n|---|---|---:|---:|---:|---:|---|\n");
+    for (const Load& load : loads) {
+      Throughput tc = throughput(cold, load.body, opt.clients, opt.seconds);
+      sleep_ms(500);
+      Throughput tp = throughput(pool, load.body, opt.clients, opt.seconds);
+      sleep_ms(500);
+      double rc = tc.done / tc.seconds, rp = tp.done / tp.seconds;
+      std::printf("| %s | cold (without pool) | %d | %.1f | %.1f | 1.00x | %s |\n", load.what, tc.done, tc.seconds, rc,
+                  starts_text(tc.starts).c_str());
+      std::printf("| %s | pool | %d | %.1f | %.1f | %.2fx | %s |\n", load.what, tp.done, tp.seconds, rp,
+                  rc > 0 ? rp / rc : 0.0, starts_text(tp.starts).c_str());
+    }
+    std::printf("\n");
   }
 
   finish();

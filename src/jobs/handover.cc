@@ -101,6 +101,9 @@ Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_
                                                    : std::string("cannot reach the warm pool: ") + std::strerror(errno);
     return std::optional<PreparedSandbox>{};
   }
+  // A pool that stopped answering must not hang the job: it starts cold.
+  timeval tv{10, 0};
+  ::setsockopt(sock.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   wire::Writer w;
   w.str("take");
   w.str(class_key);

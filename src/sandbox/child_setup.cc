@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "sandbox/protocol.h"
+#include "sys/syscalls.h"
 
 namespace airlock::sandbox {
 
@@ -34,9 +35,9 @@ Step wait_for_go(int sync_fd) {
 }
 
 Step become_namespace_root() {
-  AIRLOCK_STEP("become gid 0 in the user namespace", ::setresgid(0, 0, 0));
-  AIRLOCK_STEP("become uid 0 in the user namespace", ::setresuid(0, 0, 0));
-  AIRLOCK_STEP("drop supplementary groups", ::setgroups(0, nullptr));
+  AIRLOCK_STEP("become gid 0 in the user namespace", sys::thread_setresgid(0, 0, 0));
+  AIRLOCK_STEP("become uid 0 in the user namespace", sys::thread_setresuid(0, 0, 0));
+  AIRLOCK_STEP("drop supplementary groups", sys::thread_setgroups_none());
   return {};
 }
 
@@ -100,8 +101,8 @@ Step drop_privileges(uid_t uid, gid_t gid) {
                            SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
                            SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                        0, 0, 0));
-  AIRLOCK_STEP("set the job's gid", ::setresgid(gid, gid, gid));
-  AIRLOCK_STEP("set the job's uid", ::setresuid(uid, uid, uid));
+  AIRLOCK_STEP("set the job's gid", sys::thread_setresgid(gid, gid, gid));
+  AIRLOCK_STEP("set the job's uid", sys::thread_setresuid(uid, uid, uid));
   AIRLOCK_STEP("clear ambient capabilities",
                ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};

@@ -31,6 +31,10 @@ Result<pid_t> clone3(clone_args& args) {
   return static_cast<pid_t>(pid);
 }
 
+int thread_setresuid(uid_t r, uid_t e, uid_t s) { return static_cast<int>(::syscall(SYS_setresuid, r, e, s)); }
+int thread_setresgid(gid_t r, gid_t e, gid_t s) { return static_cast<int>(::syscall(SYS_setresgid, r, e, s)); }
+int thread_setgroups_none() { return static_cast<int>(::syscall(SYS_setgroups, 0, nullptr)); }
+
 Result<pid_t> raw_fork() {
   long pid = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0);
   if (pid < 0) return fail_errno("fork");

@@ -30,6 +30,15 @@ Result<pid_t> clone3(clone_args& args);
 // with ENOSYS), without glibc's atfork handlers.
 Result<pid_t> raw_fork();
 
+// Identity changes for the sandbox child, as raw syscalls: they change only
+// the calling thread. glibc's setresuid() & co. broadcast the change to every
+// thread it knows of, and in a child cloned from a threaded process (the warm
+// pool) those threads do not exist: the call waits for them forever. Return
+// -1 with errno set, like libc; they never allocate.
+int thread_setresuid(uid_t ruid, uid_t euid, uid_t suid);
+int thread_setresgid(gid_t rgid, gid_t egid, gid_t sgid);
+int thread_setgroups_none();
+
 Status pidfd_send_signal(int pidfd, int sig);
 Result<UniqueFd> pidfd_open(pid_t pid);
 

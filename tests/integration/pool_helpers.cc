@@ -2,7 +2,10 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
@@ -33,6 +36,18 @@ int TestPool::stop() {
   if (stopped_) return 0;
   stopped_ = true;
   ::kill(spawned_->pid(), SIGTERM);
+  // A pool that does not stop within 30 s is a failure, not a hung test.
+  for (int i = 0; i < 3000; ++i) {
+    int status = 0;
+    if (::waitpid(spawned_->pid(), &status, WNOHANG) == spawned_->pid()) {
+      spawned_->forget();
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  log_ = read_text(dir_ + "/airlock.err");
+  ADD_FAILURE() << "the pool did not stop within 30 s; its log:\n" << log_;
+  ::kill(spawned_->pid(), SIGKILL);
   return spawned_->wait();
 }
 

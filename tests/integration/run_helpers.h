@@ -28,6 +28,7 @@ class Spawned {
   ~Spawned();
   pid_t pid() const { return pid_; }
   int wait();  // exit status, or 128+signal
+  void forget() { waited_ = true; }  // the caller reaped it
 
  private:
   pid_t pid_;

@@ -94,35 +94,13 @@ status=0
   --case direct "${direct_cmd[@]}" || status=$?
 
 echo
-echo "### Where the time goes (medians of the records' timing, 5 jobs each, ms)"
+echo "### Where the time goes (wall time and the record's timing)"
 echo
-for kind in preloaded cold; do
-  for ((i = 0; i < 5; i++)); do
-    "$airlock" run --json --state-dir "$state" --start "$kind" "${inputs[@]}" --output-dir "${tmp}/out-${kind}" \
-      -- python3 /inputs/analyst.py 2>/dev/null | python3 -c '
-import json, sys
-r = json.load(sys.stdin)
-t = r["timing"]
-t["kind"] = r["sandbox"]["start"]
-print(json.dumps(t))' >>"${tmp}/timing.jsonl"
-    sleep "$(awk -v ms="$pause_ms" 'BEGIN { print ms / 1000 }')"
-  done
-done
-python3 - "${tmp}/timing.jsonl" <<'EOF'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-phases = ["prepare_ms", "take_ms", "admit_ms", "start_ms", "run_ms", "stop_ms", "collect_ms", "cleanup_ms"]
-print("| start | " + " | ".join(p[:-3] for p in phases) + " |")
-print("|---|" + "---:|" * len(phases))
-for kind in ("preloaded", "cold"):
-    ks = [r for r in rows if r["kind"] == kind]
-    cells = []
-    for p in phases:
-        vals = [r[p] for r in ks if p in r]
-        cells.append(f"{statistics.median(vals):.1f}" if vals else "-")
-    print(f"| {kind} ({len(ks)} jobs) | " + " | ".join(cells) + " |")
-EOF
-
+python3 "${repo}/bench/phases.py" --runs 5 --pause-ms "$pause_ms" \
+  --case preloaded "$airlock" run --json --state-dir "$state" --start preloaded "${inputs[@]}" \
+      --output-dir "${tmp}/out-preloaded" -- python3 /inputs/analyst.py \
+  --case cold "$airlock" run --json --state-dir "$state" --start cold "${inputs[@]}" \
+      --output-dir "${tmp}/out-cold" -- python3 /inputs/analyst.py
 echo
 echo "### The floor: analyst.py's own work in a Python that has imported everything"
 echo

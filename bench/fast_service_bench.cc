@@ -10,7 +10,8 @@
 //  2. throughput: C clients submit and wait for `python3 -c "print(1)"` for SECONDS on the
 //     cold daemon, then for SECONDS on the pool daemon (one at a time); then the same with
 //     /bin/true; jobs per second and how the jobs started (a Python job on the pool daemon
-//     starts preloaded, or warm/cold when the pool has none ready).
+//     starts preloaded, or warm/cold when the pool has none ready), and the machine's busy
+//     CPU time per job during the window.
 // Usage (root): fast_service_bench AIRLOCK_BINARY [--runs N] [--seconds S] [--clients C]
 //                 [--pause-ms MS] [--max-running R] [--warm W] [--preloaded P]
 //                 [--skip-latency] [--skip-throughput]
@@ -133,12 +134,27 @@ void sleep_ms(int ms) {
 struct Throughput {
   int done = 0;
   double seconds = 0;
+  double cpu_s = 0;  // busy CPU time of the whole machine during the window
   std::map<std::string, int> starts;
 };
+
+// Busy CPU seconds of the whole machine so far (/proc/stat: all but idle and iowait).
+double machine_busy_s() {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return 0;
+  unsigned long long v[10] = {};
+  int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                      &v[5], &v[6], &v[7], &v[8], &v[9]);
+  std::fclose(f);
+  if (n < 8) return 0;
+  unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];  // user nice system irq softirq steal
+  return static_cast<double>(busy) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
 
 Throughput throughput(const Daemon& d, const std::string& body, int clients, int seconds) {
   std::mutex mu;
   Throughput t;
+  double busy0 = machine_busy_s();
   auto started = Clock::now();
   auto until = started + std::chrono::seconds(seconds);
   std::vector<std::thread> threads;
@@ -160,6 +176,7 @@ Throughput throughput(const Daemon& d, const std::string& body, int clients, int
   }
   for (auto& th : threads) th.join();
   t.seconds = ms_since(started) / 1000;
+  t.cpu_s = machine_busy_s() - busy0;
   return t;
 }
 
@@ -261,19 +278,22 @@ int main(int argc, char** argv) {
     };
     std::printf("### Throughput: %d clients submit and wait, %d s per daemon, one daemon at a time\n\n", opt.clients,
                 opt.seconds);
-    std::printf("| job | daemon | jobs | seconds | jobs/s | ratio | started as |\n|---|---|---:|---:|---:|---:|---|\n");
+    std::printf("| job | daemon | jobs | seconds | jobs/s | ratio | CPU ms per job | started as |\n"
+                "|---|---|---:|---:|---:|---:|---:|---|\n");
     for (const Load& load : loads) {
       Throughput tc = throughput(cold, load.body, opt.clients, opt.seconds);
       sleep_ms(500);
       Throughput tp = throughput(pool, load.body, opt.clients, opt.seconds);
       sleep_ms(500);
       double rc = tc.done / tc.seconds, rp = tp.done / tp.seconds;
-      std::printf("| %s | cold (without pool) | %d | %.1f | %.1f | 1.00x | %s |\n", load.what, tc.done, tc.seconds, rc,
-                  starts_text(tc.starts).c_str());
-      std::printf("| %s | pool | %d | %.1f | %.1f | %.2fx | %s |\n", load.what, tp.done, tp.seconds, rp,
-                  rc > 0 ? rp / rc : 0.0, starts_text(tp.starts).c_str());
+      auto cpu_ms = [](const Throughput& t) { return t.done ? t.cpu_s * 1000 / t.done : 0.0; };
+      std::printf("| %s | cold (without pool) | %d | %.1f | %.1f | 1.00x | %.1f | %s |\n", load.what, tc.done,
+                  tc.seconds, rc, cpu_ms(tc), starts_text(tc.starts).c_str());
+      std::printf("| %s | pool | %d | %.1f | %.1f | %.2fx | %.1f | %s |\n", load.what, tp.done, tp.seconds, rp,
+                  rc > 0 ? rp / rc : 0.0, cpu_ms(tp), starts_text(tp.starts).c_str());
     }
-    std::printf("\n");
+    std::printf("\nCPU ms per job: busy CPU time of the whole machine (/proc/stat) during the window, per job "
+                "(anything else running on the machine is counted too).\n\n");
   }
 
   finish();

@@ -69,4 +69,10 @@ echo
 echo "### Back to back: no pause (the pool refills while the next runs go)"
 echo
 "${build}/bench/startup_bench" --runs "$runs" --ratio-to cold "${cases[@]}" || status=$?
+echo
+echo "### Where the time goes (wall time and the record's timing, ${pause_ms} ms pause after each run)"
+echo
+python3 "${repo}/bench/phases.py" --runs 50 --pause-ms "$pause_ms" \
+  --case cold "$airlock" run --json --state-dir "$state" --start cold -- /bin/true \
+  --case warm "$airlock" run --json --state-dir "$state" --start warm -- /bin/true
 exit "$status"

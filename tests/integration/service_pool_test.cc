@@ -1,0 +1,39 @@
+// `airlock serve --warm N --preloaded N`: the service's jobs start from its
+// warm pool (code jobs preloaded, commands warm), and stopping the service
+// removes the pool's sandboxes.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "service_fixture.h"
+
+namespace airlock::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string start_of(const json& job) {
+  return job.value("record", json::object()).value("sandbox", json::object()).value("start", "");
+}
+
+TEST(ServicePool, CodeJobsStartPreloadedAndCommandsWarm) {
+  ServiceProcess svc({"--warm", "1", "--preloaded", "1"});
+  HttpClient http = svc.client();
+  for (int i = 0; i < 3; ++i) {
+    json code = run_job(http, svc.alpha, {{"code", "import sys\nprint('pandas' in sys.modules)"}});
+    EXPECT_EQ(code["outcome"], "succeeded") << code.dump(2);
+    EXPECT_EQ(start_of(code), "preloaded") << code.dump(2);
+    EXPECT_EQ(code["record"]["stdout"]["text"], "True\n");
+    json cmd = run_job(http, svc.alpha, {{"command", {"echo", "hi"}}});
+    EXPECT_EQ(cmd["outcome"], "succeeded") << cmd.dump(2);
+    EXPECT_EQ(start_of(cmd), "warm") << cmd.dump(2);
+  }
+  EXPECT_EQ(svc.stop(), 0) << svc.log();
+  EXPECT_NE(svc.log().find("\"event\":\"warm_pool\""), std::string::npos) << svc.log();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(svc.state_dir() + "/jobs", ec))
+    ADD_FAILURE() << "left behind: " << e.path();
+}
+
+}  // namespace
+}  // namespace airlock::testing

@@ -210,5 +210,27 @@ TEST(WarmPool, StoppingThePoolRemovesEveryUnusedSandbox) {
   EXPECT_FALSE(std::ifstream(dir.state() + "/pool.sock").good());
 }
 
+// A pool killed outright: its sandboxes die with it (parent-death signal of
+// the zygote and of every init), and the next sweep removes their directories
+// and cgroups.
+TEST(WarmPool, AKilledPoolLeavesNothingTheNextSweepDoesNotRemove) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 2, 2);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  auto ids = pool.held_ids();
+  auto pids = descendants_of(pool.pid());
+  ASSERT_EQ(ids.size(), 4u);
+  ::kill(pool.pid(), SIGKILL);
+  EXPECT_EQ(pool.stop(), 128 + SIGKILL);
+  for (pid_t p : pids) {
+    for (int i = 0; i < 200 && ::kill(p, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_NE(::kill(p, 0), 0) << "process " << p << " outlived the killed pool";
+  }
+  Ran swept = run_airlock({"sweep", "--state-dir", dir.state()});
+  EXPECT_EQ(swept.status, 0) << swept.err;
+  EXPECT_TRUE(pool.held_ids().empty());
+  for (const auto& id : ids) EXPECT_TRUE(cgroups_named(id).empty()) << id;
+}
+
 }  // namespace
 }  // namespace airlock::testing

@@ -8,7 +8,7 @@
 
 namespace airlock::sandbox {
 
-Result<std::string> libpython_for(const std::string& python) {
+Result<std::string> python_version(const std::string& python) {
   char resolved[PATH_MAX];
   if (::realpath(python.c_str(), resolved) == nullptr) return fail_errno("find " + python);
   std::string name = resolved;
@@ -16,7 +16,7 @@ Result<std::string> libpython_for(const std::string& python) {
   if (name.rfind("python3.", 0) != 0 || name.size() < 9 ||
       name.find_first_not_of("0123456789", 8) != std::string::npos)
     return fail(python + " is not a CPython 3 interpreter (" + name + ")");
-  return "lib" + name + ".so.1.0";
+  return name.substr(6);
 }
 
 Result<EmbeddedPython> EmbeddedPython::start(const std::string& library, const std::string& program) {

@@ -34,8 +34,10 @@ class EmbeddedPython {
   VoidFn before_fork_ = nullptr, after_fork_parent_ = nullptr, after_fork_child_ = nullptr;
 };
 
-// "libpython3.11.so.1.0" for the interpreter `python` links to (e.g.
-// /usr/bin/python3 -> python3.11), or an error if it is not a CPython 3.
-Result<std::string> libpython_for(const std::string& python);
+// "3.11" for the interpreter `python` links to (e.g. /usr/bin/python3 ->
+// python3.11), or an error if it is not a CPython 3.
+Result<std::string> python_version(const std::string& python);
+// Its shared library: "libpython3.11.so.1.0".
+inline std::string libpython_of(const std::string& version) { return "libpython" + version + ".so.1.0"; }
 
 }  // namespace airlock::sandbox

@@ -116,9 +116,9 @@ int run_zygote(int control, const ZygoteOptions& options) {
   ::close_range(static_cast<unsigned>(control) + 1, ~0U, 0);  // whatever the starter leaked to us
   auto say = [&](const std::string& text) { (void)sys::send_with_fds(control, text, {}); };
   if (auto st = private_tmp(); !st) return say("error: " + st.error().message()), 1;
-  auto library = libpython_for(options.python);
-  if (!library) return say("error: " + library.error().message()), 1;
-  auto python = EmbeddedPython::start(*library, options.python);
+  auto version = python_version(options.python);
+  if (!version) return say("error: " + version.error().message()), 1;
+  auto python = EmbeddedPython::start(libpython_of(*version), options.python);
   if (!python) return say("error: " + python.error().message()), 1;
   g_python = &*python;
   if (!python->run(preload_code(options.modules)))
@@ -135,8 +135,7 @@ int run_zygote(int control, const ZygoteOptions& options) {
   sa.sa_handler = SIG_DFL;
   sa.sa_flags = SA_NOCLDWAIT;
   ::sigaction(SIGCHLD, &sa, nullptr);
-  std::string version = library->substr(9, library->size() - 9 - 7);  // "libpython3.11.so.1.0"
-  say("ready " + version);
+  say("ready " + *version);
   for (;;) {
     auto request = sys::recv_with_fds(control, kMaxRequest);
     if (!request) return 1;

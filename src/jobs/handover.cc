@@ -110,11 +110,11 @@ Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_
   if (auto st = sys::send_with_fds(sock.get(), w.take(), {}); !st) return std::unexpected(st.error());
   auto sb = receive_prepared(sock.get(), cgroups);
   if (!sb) {
-    if (sb.error().what.rfind("none: ", 0) == 0) {
-      why = sb.error().what.substr(6);
-      return std::optional<PreparedSandbox>{};
-    }
-    return std::unexpected(sb.error());
+    // "none" (the class is empty) or a pool that did not answer in time: the
+    // job starts cold. Whatever came is closed here, which ends that sandbox.
+    const Error& e = sb.error();
+    why = e.what.rfind("none: ", 0) == 0 ? e.what.substr(6) : "the warm pool did not answer: " + e.message();
+    return std::optional<PreparedSandbox>{};
   }
   return std::optional<PreparedSandbox>{std::move(*sb)};
 }

@@ -23,8 +23,8 @@ Status send_prepared(int sock, PreparedSandbox& sandbox);
 Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgroups);
 
 // Client side of the pool: asks the pool listening at `socket_path` for a
-// sandbox of `class_key`. nullopt (with `why` set) when there is no pool or it
-// has none of that class right now; an error when the pool misbehaved.
+// sandbox of `class_key`. nullopt (with `why` set) when there is no pool, it
+// has none of that class right now, or it did not answer within 10 s.
 Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_path,
                                                       const std::string& class_key,
                                                       sandbox::CgroupBackend& cgroups,

@@ -45,7 +45,8 @@ class Zygote {
   const std::string& python_version() const { return version_; }  // e.g. "3.11"
 
   // Like launch_sandbox(), with spec.in_process set by the zygote. The
-  // returned sandbox's init is the zygote's child, held by its pidfd.
+  // returned sandbox's init is the zygote's child, held by its pidfd. One
+  // caller at a time (the pool's refill thread).
   Result<SandboxProcess> launch(LaunchRequest request);
 
  private:

@@ -58,7 +58,7 @@ Result<Policy> parse_policy(const nlohmann::json& rules) {
   if (rules.is_null()) return p;
   if (!rules.is_array()) return fail("network: must be an array of destinations");
   if (rules.size() > 64) return fail("network: at most 64 destinations");
-  static const std::set<std::string> known = {"host", "port", "methods", "paths", "secret", "allow_private"};
+  static const std::set<std::string> known = {"host", "port", "methods", "paths", "secret", "allow_private", "tls"};
   static const std::set<std::string> methods = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT"};
   for (size_t i = 0; i < rules.size(); ++i) {
     const auto& j = rules[i];
@@ -96,6 +96,10 @@ Result<Policy> parse_policy(const nlohmann::json& rules) {
       if (!j["allow_private"].is_boolean()) return fail(at + ".allow_private: must be true or false");
       rule->allow_private = j["allow_private"].get<bool>();
     }
+    if (j.contains("tls")) {
+      if (!j["tls"].is_boolean()) return fail(at + ".tls: must be true or false");
+      rule->tls = j["tls"].get<bool>();
+    }
     p.rules.push_back(std::move(*rule));
   }
   return p;
@@ -116,7 +120,13 @@ Decision decide(const Policy& policy, const Request& req) {
     if (!rule.methods.empty() && std::find(rule.methods.begin(), rule.methods.end(), req.method) == rule.methods.end())
       return {false, "method " + req.method + " is not allowed for " + rule.host + ":" + std::to_string(rule.port),
               &rule};
-    if (!rule.path_prefixes.empty() && req.method != "CONNECT") {
+    if (req.method == "CONNECT" && (!rule.path_prefixes.empty() || !rule.secret.empty()))
+      return {false,
+              "CONNECT to " + rule.host + ":" + std::to_string(rule.port) +
+                  " is refused: the rule limits paths or adds a credential, so the gateway must see "
+                  "each request (send plain http://" + req.host + "/...; the gateway adds TLS)",
+              &rule};
+    if (!rule.path_prefixes.empty()) {
       bool ok = std::any_of(rule.path_prefixes.begin(), rule.path_prefixes.end(),
                             [&](const std::string& prefix) { return req.path.rfind(prefix, 0) == 0; });
       if (!ok) return {false, "path " + req.path + " is not allowed for " + rule.host, &rule};
@@ -186,6 +196,16 @@ Decision check_address(const Rule& rule, std::string_view ip) {
   return {false, rule.host + " resolved to " + std::string(ip) + " (" + std::string(class_name(*c)) +
                      "), which the policy does not name",
           &rule};
+}
+
+nlohmann::json rule_json(const Rule& r) {
+  nlohmann::json j = {{"host", r.host}, {"port", r.port}};
+  if (!r.methods.empty()) j["methods"] = r.methods;
+  if (!r.path_prefixes.empty()) j["paths"] = r.path_prefixes;
+  if (!r.secret.empty()) j["secret"] = r.secret;
+  if (r.allow_private) j["allow_private"] = true;
+  if (r.tls) j["tls"] = true;
+  return j;
 }
 
 }  // namespace airlock::egress

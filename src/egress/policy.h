@@ -1,7 +1,6 @@
-// Egress policy (issue 5, groundwork): which destinations a job may reach
-// through the host's gateway. Pure: parsing, name matching and address
-// classification, tested without a network. Not yet wired into jobs; a job
-// still has no network but loopback.
+// Egress policy: which destinations a job may reach through the host's
+// gateway (docs/egress.md). Pure: parsing, name matching and address
+// classification, tested without a network.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +21,7 @@ struct Rule {
   std::vector<std::string> path_prefixes;  // empty: any; each starts with '/'
   std::string secret;                   // name of a credential the gateway adds; "" none
   bool allow_private = false;           // may resolve to loopback/private/link-local addresses
+  bool tls = false;  // the upstream speaks TLS: the code sends plain http://, the gateway adds TLS
 };
 
 struct Policy {
@@ -31,7 +31,7 @@ struct Policy {
 // "HOST:PORT" as given to `airlock run --allow`.
 Result<Rule> parse_allow(std::string_view text);
 // The API form: [{"host": ..., "port": ..., "methods": [...], "paths": [...], "secret": "...",
-// "allow_private": false}]. Unknown fields are refused.
+// "allow_private": false, "tls": false}]. Unknown fields are refused.
 Result<Policy> parse_policy(const nlohmann::json& rules);
 
 // Case-insensitive; "*.example.com" matches "a.example.com" and "a.b.example.com", not
@@ -52,7 +52,8 @@ struct Decision {
 };
 
 // The first rule whose host and port match decides; its methods and paths
-// must match too.
+// must match too. A CONNECT tunnel hides the request from the gateway, so a
+// rule with paths or a secret refuses CONNECT.
 Decision decide(const Policy& policy, const Request& request);
 
 enum class AddressClass { kPublic, kLoopback, kPrivate, kLinkLocal, kUnspecified, kMulticast, kReserved };
@@ -61,5 +62,8 @@ std::string_view class_name(AddressClass c);
 Result<AddressClass> classify_address(std::string_view ip);
 // A resolved address is refused unless public, or the rule names private destinations.
 Decision check_address(const Rule& rule, std::string_view ip);
+
+// The API form of one rule (the inverse of parse_policy for one entry).
+nlohmann::json rule_json(const Rule& rule);
 
 }  // namespace airlock::egress

@@ -1,0 +1,61 @@
+// What the sandboxed code asks the gateway, parsed from the request head it
+// sent (hostile input), and the head the gateway sends upstream instead. Pure:
+// no sockets; every refusal is one line the gateway returns with a 400.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+
+namespace airlock::egress {
+
+inline constexpr size_t kMaxHeadBytes = 32 << 10;
+inline constexpr size_t kMaxHeaders = 100;
+
+struct ProxyRequest {
+  std::string method;  // "CONNECT", "GET", ...
+  std::string host;    // lower case; an IPv6 literal without brackets
+  uint16_t port = 0;
+  std::string target;  // origin form ("/path?query") for plain HTTP; "" for CONNECT
+  std::vector<std::pair<std::string, std::string>> headers;  // as sent, in order
+  uint64_t content_length = 0;  // the request body the gateway forwards (never more)
+  bool connect() const { return method == "CONNECT"; }
+  std::string path() const;  // target without the query
+};
+
+// Length of the head (through the blank line) at the start of `buffer`, 0 if
+// it is not complete yet.
+size_t head_length(std::string_view buffer);
+
+// "CONNECT host:port HTTP/1.1" or "METHOD http://host[:port]/path HTTP/1.x",
+// headers, blank line. Refuses: origin-form and https:// targets, user info,
+// dot segments or encoded slashes and dots in the path (a path rule must mean
+// what the upstream will serve), Transfer-Encoding bodies, conflicting
+// Content-Length, folded or malformed headers.
+Result<ProxyRequest> parse_proxy_request(std::string_view head);
+
+struct Credential {
+  std::string header;  // e.g. "Authorization"
+  std::string value;   // e.g. "Bearer ..."
+};
+
+// The head sent upstream for a plain HTTP request: origin-form target,
+// hop-by-hop headers and any header named like the credential dropped, Host
+// set from the target, "Connection: close", and the credential if given.
+// With a credential, "Accept-Encoding: identity" too, so the gateway can keep
+// the credential out of what comes back.
+std::string upstream_head(const ProxyRequest& request, const std::optional<Credential>& credential);
+
+// The gateway's own answer: status line, X-Airlock-Reason, a one-line body
+// "airlock egress: <reason>", Connection: close.
+std::string gateway_response(int status, std::string_view reason);
+
+// "host:port" with brackets around IPv6 literals.
+std::string authority(std::string_view host, uint16_t port);
+
+}  // namespace airlock::egress

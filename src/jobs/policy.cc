@@ -12,8 +12,16 @@ std::vector<std::pair<std::string, std::string>> base_environment() {
           {"MPLCONFIGDIR", "/tmp/matplotlib"}};
 }
 
+std::vector<std::pair<std::string, std::string>> proxy_environment() {
+  std::string url = "http://127.0.0.1:" + std::to_string(kGatewayPort);
+  return {{"HTTP_PROXY", url}, {"HTTPS_PROXY", url}, {"http_proxy", url},
+          {"https_proxy", url}, {"NO_PROXY", ""}, {"no_proxy", ""}};
+}
+
 std::vector<std::string> job_environment(const JobPolicy& policy) {
   auto vars = base_environment();
+  if (!policy.allow.empty())
+    for (auto& v : proxy_environment()) vars.push_back(std::move(v));
   for (const auto& [name, value] : policy.env) {
     bool replaced = false;
     for (auto& v : vars) {

@@ -29,8 +29,9 @@ inline constexpr const char* kSandboxRootMountpoint = "/run/airlock/root";
 enum class StartKind { kCold, kWarm, kPreloaded };
 std::string_view start_kind_name(StartKind kind);  // "cold", "warm", "preloaded"
 
-// Which prepared sandboxes can serve a job: the same image, interpreter
-// choice and network. Limits are not part of it: fit_to_policy() sets them
+// Which prepared sandboxes can serve a job: the same image and interpreter
+// choice. Network rules are not part of it (every sandbox has only lo until
+// a job attaches its gateway), nor are limits: fit_to_policy() sets them
 // when a job takes the sandbox. Pure.
 std::string sandbox_class_key(const JobPolicy& policy, const std::string& image, bool preloaded);
 

@@ -23,13 +23,16 @@ nlohmann::json type_list(const workspace::TypeSet& types) {
 nlohmann::json policy_json(const JobPolicy& p) {
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : p.env) env[k] = v;
+  auto allow = nlohmann::json::array();
+  for (const auto& rule : p.allow) allow.push_back(egress::rule_json(rule));
   return {
       {"timeout_ms", p.timeout_ms},
       {"cpu_time_ms", p.cpu_time_ms},
       {"memory_bytes", p.memory_bytes},
       {"pids", p.pids},
       {"cpus", p.cpus},
-      {"network", p.network},
+      {"network", p.allow.empty() ? "none" : "gateway"},
+      {"allow", allow},
       {"env", env},
       {"workspace_bytes", p.workspace_bytes},
       {"stdout_cap_bytes", p.stdout_cap_bytes},
@@ -71,7 +74,9 @@ nlohmann::json to_json(const JobRecord& r) {
                        {"type", e.type},
                        {"verdict", e.accepted ? "accepted" : "rejected"},
                        {"reason", e.reason}});
-  return {
+  auto network = nlohmann::json::array();
+  for (const auto& a : r.network) network.push_back(egress::to_json(a));
+  nlohmann::json out = {
       {"id", r.id},
       {"owner", r.owner},
       {"command", r.command},
@@ -102,7 +107,10 @@ nlohmann::json to_json(const JobRecord& r) {
         {"uid", r.sandbox_uid},
         {"host_uid", r.host_uid},
         {"cgroup", r.cgroup_backend}}},
+      {"network", network},
   };
+  if (r.network_dropped > 0) out["network_dropped"] = r.network_dropped;
+  return out;
 }
 
 std::string record_text(const JobRecord& record) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "egress/attempt_log.h"
 #include "jobs/outcome.h"
 #include "jobs/policy.h"
 #include "workspace/manifest.h"
@@ -65,6 +66,8 @@ struct JobRecord {
   uint32_t sandbox_uid = 0;
   uint32_t host_uid = 0;
   std::string cgroup_backend;
+  std::vector<egress::Attempt> network;  // every request to the egress gateway
+  uint64_t network_dropped = 0;          // attempts beyond what the record keeps
 
   void add_limit(const std::string& name);  // once each
 };

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "jobs/job_egress.h"
 #include "jobs/job_sandbox.h"
 #include "jobs/obtain_sandbox.h"
 #include "jobs/outputs.h"
@@ -46,6 +47,17 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     rec.reason = encoded.error().what;
     return {};
   }
+  std::optional<EgressPlan> egress_plan;
+  if (!p.allow.empty()) {  // the operator's files are read before any sandbox is taken
+    auto plan = prepare_egress(p.allow, {req.egress_hosts_file, req.secrets_file, req.egress_ca_file});
+    if (!plan) return std::unexpected(plan.error());
+    if (!plan->refusal.empty()) {
+      rec.outcome = Outcome::kInputRejected;
+      rec.reason = plan->refusal;
+      return {};
+    }
+    egress_plan = std::move(*plan);
+  }
   if (auto st = obtain_sandbox(req, env, command, rec, sb); !st) return st;
   rec.id = sb->id;
   rec.host_uid = sandbox::IdMap{sb->host_base()}.host_uid_of_job();
@@ -66,6 +78,16 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
 
   sandbox::SandboxProcess& process = *sb->process;
   sandbox::Cgroup& cgroup = *sb->cgroup;
+  // The gateway's socket exists in the sandbox's network namespace before
+  // the payload starts, so the code's first connection already finds it.
+  // (Any prepared sandbox will do: each has only lo until this point.)
+  std::optional<JobEgress> egress;
+  if (egress_plan) {
+    auto started = JobEgress::start(std::move(egress_plan->config), process.pidfd());
+    if (!started) return std::unexpected(started.error());
+    egress.emplace(std::move(*started));
+    laps.lap("egress");
+  }
   if (auto st = process.start(command); !st) return st;
   laps.lap("start");
   SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
@@ -76,6 +98,14 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
   if (auto st = process.wait(); !st) return std::unexpected(st.error());
   if (auto st = cgroup.kill_all(); !st) return st;  // nothing may run while outputs are read
   rec.cleanup.removed.push_back("processes");
+  if (egress) {
+    auto attempts = egress->finish();
+    rec.network = std::move(attempts.list);
+    rec.network_dropped = attempts.dropped;
+    for (const auto& a : rec.network)
+      if (!a.allowed) rec.add_limit("network");
+    rec.cleanup.removed.push_back("gateway");
+  }
   laps.lap("stop");
 
   RunFacts facts;

@@ -33,7 +33,14 @@ const char* const kRunUsage =
     "  --state-dir DIR       airlock's state (default $AIRLOCK_STATE_DIR or /var/lib/airlock)\n"
     "  --start MODE          auto (default): a sandbox from the warm pool when one fits (preloaded\n"
     "                        Python for python3 SCRIPT|-c|-m), else a cold start; cold: always a\n"
-    "                        cold start; warm, preloaded: only that kind, or the job fails\n";
+    "                        cold start; warm, preloaded: only that kind, or the job fails\n"
+    "  --allow HOST:PORT     a network destination through the egress gateway (repeatable;\n"
+    "                        HOST may be *.example.com); without any: no network\n"
+    "  --allow-rule JSON     the same with limits, e.g. '{\"host\":\"api.example.com\",\"port\":443,\n"
+    "                        \"tls\":true,\"methods\":[\"GET\"],\"paths\":[\"/v1/\"],\"secret\":\"api\"}'\n"
+    "  --secrets-file FILE   root-only TOML of credentials the gateway adds (rules name them)\n"
+    "  --egress-hosts FILE   static name overrides for the gateway (\"ADDRESS NAME...\" lines)\n"
+    "  --egress-ca FILE      CA certificates for tls destinations (default: the system's)\n";
 
 namespace {
 
@@ -173,6 +180,23 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
          p.cpus = n;
          return {};
        }},
+      {"--allow", [&](const std::string& v) -> Status {
+         auto rule = egress::parse_allow(v);
+         if (!rule) return bad("--allow", v, rule.error().what);
+         p.allow.push_back(std::move(*rule));
+         return {};
+       }},
+      {"--allow-rule", [&](const std::string& v) -> Status {
+         auto j = nlohmann::json::parse(v, nullptr, false);
+         if (j.is_discarded() || !j.is_object()) return bad("--allow-rule", "", "must be one JSON object");
+         auto policy = egress::parse_policy(nlohmann::json::array({j}));
+         if (!policy) return bad("--allow-rule", "", policy.error().what);
+         p.allow.push_back(std::move(policy->rules.front()));
+         return {};
+       }},
+      {"--secrets-file", [&](const std::string& v) -> Status { req.secrets_file = v; return {}; }},
+      {"--egress-hosts", [&](const std::string& v) -> Status { req.egress_hosts_file = v; return {}; }},
+      {"--egress-ca", [&](const std::string& v) -> Status { req.egress_ca_file = v; return {}; }},
       {"--env", [&](const std::string& v) -> Status {
          auto eq = v.find('=');
          if (eq == std::string::npos) return bad("--env", v, "must be NAME=VALUE");
@@ -220,6 +244,7 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
   if (req.command.empty()) return fail("no command given (airlock run [OPTIONS] -- COMMAND [ARG...])");
   if (req.command[0].empty()) return fail("the command is an empty string");
   if (p.cpu_time_ms > 0 && p.memory_bytes == 0) return fail("--memory must be set");
+  if (p.allow.size() > 64) return fail("at most 64 network destinations (--allow, --allow-rule)");
   return req;
 }
 

@@ -20,6 +20,10 @@ struct RunRequest {
   std::string image = "host";
   std::string start = "auto";  // auto, cold, warm, preloaded (see kRunUsage)
   std::string state_dir;  // empty: $AIRLOCK_STATE_DIR or /var/lib/airlock
+  // The operator's egress files (docs/egress.md); never part of the policy.
+  std::string egress_hosts_file;
+  std::string secrets_file;
+  std::string egress_ca_file;
   JobPolicy policy;
 };
 

@@ -94,7 +94,7 @@ Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out)
     }
   }
   if (p.contains("network")) {
-    if (p["network"] != "none") return bad("policy.network", "only \"none\" is available");
+    if (p["network"] != "none") return bad("policy.network", "only \"none\" (destinations go in policy.allow)");
   }
   if (p.contains("env")) {
     if (!p["env"].is_object()) return bad("policy.env", "must be an object of strings");

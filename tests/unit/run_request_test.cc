@@ -89,7 +89,7 @@ TEST(RunRequest, ErrorsAreOneClearLine) {
 TEST(RunRequest, DefaultsAreTight) {
   auto r = parse_run_args({"--", "true"});
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->policy.network, "none");
+  EXPECT_TRUE(r->policy.allow.empty());
   EXPECT_EQ(r->policy.timeout_ms, 60000u);
   EXPECT_EQ(r->policy.memory_bytes, 512u << 20);
   EXPECT_EQ(r->policy.pids, 128u);

@@ -99,3 +99,16 @@ TEST(EgressPolicy, ANameResolvingToThePrivateNetworkIsRefusedUnlessNamed) {
   EXPECT_TRUE(check_address(rule, "10.0.0.5").allowed);
   EXPECT_FALSE(check_address(rule, "0.0.0.0").allowed);
 }
+
+TEST(EgressPolicy, ConnectCannotBypassPathsOrCredentials) {
+  auto p = parse_policy(json::array({{{"host", "data.example.com"}, {"port", 443}, {"paths", {"/v1/"}}},
+                                     {{"host", "api.example.com"}, {"port", 443}, {"secret", "api"}, {"tls", true}}}));
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  auto paths = decide(*p, {"data.example.com", 443, "CONNECT", ""});
+  EXPECT_FALSE(paths.allowed);
+  EXPECT_NE(paths.reason.find("must see each request"), std::string::npos);
+  EXPECT_FALSE(decide(*p, {"api.example.com", 443, "CONNECT", ""}).allowed);
+  EXPECT_TRUE(decide(*p, {"api.example.com", 443, "GET", "/"}).allowed);
+  EXPECT_TRUE(p->rules[1].tls);
+  EXPECT_EQ(rule_json(p->rules[1]), json({{"host", "api.example.com"}, {"port", 443}, {"secret", "api"}, {"tls", true}}));
+}

@@ -1,0 +1,248 @@
+// The gateway on loopback sockets (no root, no namespaces): what it forwards,
+// what it refuses and how fast, what the upstream sees, and that stop() ends
+// every connection.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "egress/gateway.h"
+
+using namespace airlock;
+using namespace airlock::egress;
+
+namespace {
+
+UniqueFd listen_loopback(uint16_t& port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  EXPECT_EQ(::listen(fd.get(), 16), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+UniqueFd dial(uint16_t port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  timeval tv{5, 0};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  return fd;
+}
+
+std::string read_to_eof(int fd) {
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+void send_text(int fd, const std::string& s) { ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), ssize_t(s.size())); }
+
+// An upstream that answers each connection with everything it received
+// (up to the end of the head plus 5 body bytes) as the response body.
+class EchoUpstream {
+ public:
+  EchoUpstream() : fd_(listen_loopback(port_)) {
+    thread_ = std::thread([this] {
+      for (;;) {
+        UniqueFd c(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!c || stop_) return;
+        timeval tv{0, 300000};
+        ::setsockopt(c.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        std::string got;
+        char buf[4096];
+        for (ssize_t n; (n = ::read(c.get(), buf, sizeof(buf))) > 0;) got.append(buf, static_cast<size_t>(n));
+        {
+          std::lock_guard lock(mu_);
+          seen_ += got;
+        }
+        std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(got.size()) + "\r\n\r\n" + got;
+        (void)!::send(c.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
+      }
+    });
+  }
+  ~EchoUpstream() {
+    stop_ = true;
+    UniqueFd wake = dial(port_);
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+  std::string seen() {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  uint16_t port_ = 0;
+  UniqueFd fd_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::string seen_;
+  std::atomic<bool> stop_{false};
+};
+
+struct Running {
+  uint16_t port = 0;
+  std::unique_ptr<Gateway> gateway;
+};
+
+Running start_gateway(GatewayConfig config) {
+  Running r;
+  UniqueFd l = listen_loopback(r.port);
+  ::fcntl(l.get(), F_SETFL, O_NONBLOCK);
+  auto g = Gateway::start(std::move(l), std::move(config));
+  EXPECT_TRUE(g) << g.error().message();
+  r.gateway = std::move(*g);
+  return r;
+}
+
+GatewayConfig config_for(uint16_t upstream_port, Rule extra = {}) {
+  GatewayConfig c;
+  c.hosts = {{"up.test", {"127.0.0.1"}}, {"sneaky.test", {"127.0.0.1"}}};
+  Rule r{"up.test", upstream_port};
+  r.allow_private = true;
+  c.policy.rules.push_back(r);
+  c.policy.rules.push_back(Rule{"sneaky.test", upstream_port});  // no allow_private
+  if (!extra.host.empty()) c.policy.rules.insert(c.policy.rules.begin(), extra);
+  return c;
+}
+
+}  // namespace
+
+TEST(EgressGateway, ForwardsAllowedPlainHttpAndRecordsIt) {
+  EchoUpstream up;
+  auto gw = start_gateway(config_for(up.port()));
+  UniqueFd c = dial(gw.port);
+  send_text(c.get(), "GET http://up.test:" + std::to_string(up.port()) + "/hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string answer = read_to_eof(c.get());
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
+  EXPECT_NE(answer.find("GET /hello HTTP/1.1\r\nHost: up.test:"), std::string::npos) << answer;
+  gw.gateway->stop();
+  auto attempts = gw.gateway->take_attempts();
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_TRUE(attempts[0].allowed);
+  EXPECT_EQ(attempts[0].address, "127.0.0.1");
+  EXPECT_EQ(attempts[0].path, "/hello");
+  EXPECT_EQ(attempts[0].bytes_down, answer.size());
+  EXPECT_GT(attempts[0].bytes_up, 0u);
+}
+
+TEST(EgressGateway, TunnelsConnect) {
+  EchoUpstream up;
+  auto gw = start_gateway(config_for(up.port()));
+  UniqueFd c = dial(gw.port);
+  send_text(c.get(), "CONNECT up.test:" + std::to_string(up.port()) + " HTTP/1.1\r\n\r\nraw bytes");
+  std::string answer = read_to_eof(c.get());
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 Connection established\r\n\r\n", 0), 0u) << answer;
+  EXPECT_NE(answer.find("raw bytes"), std::string::npos);
+}
+
+TEST(EgressGateway, RefusesAtOnceWithTheReason) {
+  EchoUpstream up;
+  auto gw = start_gateway(config_for(up.port()));
+  std::string port = std::to_string(up.port());
+  struct Case {
+    std::string request, status, reason;
+  } cases[] = {
+      {"CONNECT other.test:" + port + " HTTP/1.1\r\n\r\n", "403", "not in the job's network policy"},
+      {"CONNECT up.test:1 HTTP/1.1\r\n\r\n", "403", "not in the job's network policy"},  // another port
+      {"GET http://sneaky.test:" + port + "/ HTTP/1.1\r\n\r\n", "403", "resolved to 127.0.0.1 (loopback)"},
+      {"GET http://127.0.0.1:" + port + "/ HTTP/1.1\r\n\r\n", "403", "not in the job's network policy"},
+      {"GET /origin-form HTTP/1.1\r\n\r\n", "400", "full URL"},
+      {"GET http://up.test:" + port + "/a/../b HTTP/1.1\r\n\r\n", "400", "dot segments"},
+  };
+  for (const auto& k : cases) {
+    auto t0 = std::chrono::steady_clock::now();
+    UniqueFd c = dial(gw.port);
+    send_text(c.get(), k.request);
+    std::string answer = read_to_eof(c.get());
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(answer.substr(9, 3), k.status) << k.request << answer;
+    EXPECT_NE(answer.find("airlock egress: "), std::string::npos);
+    EXPECT_NE(answer.find(k.reason), std::string::npos) << answer;
+    EXPECT_LT(ms, 500) << k.request;  // a refusal, never a hang
+  }
+  gw.gateway->stop();
+  auto attempts = gw.gateway->take_attempts();
+  ASSERT_EQ(attempts.size(), std::size(cases));
+  for (const auto& a : attempts) EXPECT_FALSE(a.allowed);
+  EXPECT_TRUE(up.seen().empty());  // nothing reached the upstream
+}
+
+TEST(EgressGateway, ForwardsOnlyTheDeclaredBodySoNothingIsSmuggled) {
+  EchoUpstream up;
+  Rule paths{"up.test", up.port()};
+  paths.allow_private = true;
+  paths.path_prefixes = {"/ok"};
+  auto gw = start_gateway(config_for(up.port(), paths));
+  UniqueFd c = dial(gw.port);
+  send_text(c.get(), "POST http://up.test:" + std::to_string(up.port()) +
+                         "/ok HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /admin HTTP/1.1\r\nHost: up.test\r\n\r\n");
+  std::string answer = read_to_eof(c.get());
+  EXPECT_NE(answer.find("hello"), std::string::npos) << answer;
+  EXPECT_EQ(up.seen().find("/admin"), std::string::npos) << up.seen();
+}
+
+TEST(EgressGateway, AddsTheCredentialAndKeepsItOutOfTheResponse) {
+  EchoUpstream up;
+  Rule secret{"up.test", up.port()};
+  secret.allow_private = true;
+  secret.secret = "api";
+  GatewayConfig config = config_for(up.port(), secret);
+  config.secrets = {{"api", {"Authorization", "Bearer top-secret-value"}}};
+  auto gw = start_gateway(std::move(config));
+  UniqueFd c = dial(gw.port);
+  send_text(c.get(), "GET http://up.test:" + std::to_string(up.port()) +
+                         "/v1 HTTP/1.1\r\nAuthorization: Bearer forged\r\n\r\n");
+  std::string answer = read_to_eof(c.get());
+  EXPECT_NE(up.seen().find("Authorization: Bearer top-secret-value\r\n"), std::string::npos) << up.seen();
+  EXPECT_EQ(up.seen().find("forged"), std::string::npos);
+  EXPECT_EQ(answer.find("top-secret-value"), std::string::npos) << answer;  // echoed back, scrubbed
+  EXPECT_NE(answer.find("Authorization: " + std::string(23, '*') + "\r\n"), std::string::npos) << answer;
+  gw.gateway->stop();
+  auto attempts = gw.gateway->take_attempts();
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_EQ(attempts[0].secret, "api");
+  EXPECT_EQ(to_json(attempts[0]).dump().find("top-secret"), std::string::npos);
+}
+
+TEST(EgressGateway, RefusesToStartWithoutTheNamedSecret) {
+  GatewayConfig config;
+  Rule r{"api.test", 443};
+  r.secret = "missing";
+  config.policy.rules.push_back(r);
+  uint16_t port = 0;
+  auto g = Gateway::start(listen_loopback(port), std::move(config));
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().what.find("'missing'"), std::string::npos);
+}
+
+TEST(EgressGateway, StopEndsOpenTunnelsAtOnce) {
+  EchoUpstream up;
+  auto gw = start_gateway(config_for(up.port()));
+  UniqueFd c = dial(gw.port);
+  send_text(c.get(), "CONNECT up.test:" + std::to_string(up.port()) + " HTTP/1.1\r\n\r\n");
+  char buf[64];
+  ASSERT_GT(::read(c.get(), buf, sizeof(buf)), 0);  // established; the tunnel stays open
+  UniqueFd idle = dial(gw.port);                     // and one that never sends a request
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto t0 = std::chrono::steady_clock::now();
+  gw.gateway->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}

@@ -29,6 +29,48 @@ Result<uint64_t> positive(const std::string& key, const std::string& value) {
   return std::stoull(value);
 }
 
+nlohmann::json to_json(const toml::value& v) {
+  if (v.is_string()) return v.as_string().str;
+  if (v.is_integer()) return v.as_integer();
+  if (v.is_boolean()) return v.as_boolean();
+  if (v.is_floating()) return v.as_floating();
+  if (v.is_array()) {
+    auto out = nlohmann::json::array();
+    for (const auto& e : v.as_array()) out.push_back(to_json(e));
+    return out;
+  }
+  if (v.is_table()) {
+    auto out = nlohmann::json::object();
+    for (const auto& [k, e] : v.as_table()) out[k] = to_json(e);
+    return out;
+  }
+  return nullptr;
+}
+
+// [egress_caps]
+// analytics = [{host = "api.example.com", port = 443, tls = true, secret = "example"}, "*.internal.test:80"]
+Status parse_egress_caps(const toml::value& value, ServiceConfig& c) {
+  if (!value.is_table()) return fail("configuration: egress_caps must be a table of tenant names");
+  for (const auto& [tenant, list] : value.as_table()) {
+    std::string at = "configuration: egress_caps." + tenant;
+    if (!list.is_array()) return fail(at + " must be an array");
+    auto rules = nlohmann::json::array();
+    for (const auto& entry : list.as_array()) {
+      if (entry.is_string()) {
+        auto r = egress::parse_allow(entry.as_string().str);
+        if (!r) return fail(at + ": " + r.error().what);
+        rules.push_back(egress::rule_json(*r));
+      } else {
+        rules.push_back(to_json(entry));
+      }
+    }
+    auto policy = egress::parse_policy(rules);
+    if (!policy) return fail(at + ": " + policy.error().what);
+    c.egress_caps[tenant] = std::move(policy->rules);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
@@ -43,7 +85,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   static const std::set<std::string> known = {
       "listen", "data_dir", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_running", "max_queued",
       "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
-      "preloaded_pool"};
+      "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -57,6 +99,14 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.work_dir = toml::get<std::string>(value);
       } else if (key == "airlock_binary") {
         c.airlock_binary = toml::get<std::string>(value);
+      } else if (key == "secrets_file") {
+        c.secrets_file = toml::get<std::string>(value);
+      } else if (key == "egress_hosts") {
+        c.egress_hosts = toml::get<std::string>(value);
+      } else if (key == "egress_ca") {
+        c.egress_ca = toml::get<std::string>(value);
+      } else if (key == "egress_caps") {
+        if (auto st = parse_egress_caps(value, c); !st) return std::unexpected(st.error());
       } else {
         auto n = toml::get<int64_t>(value);
         if (n < 0) return fail("configuration: " + key + " must not be negative");

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "egress/policy.h"
 
 namespace airlock::service {
 
@@ -31,6 +33,12 @@ struct ServiceConfig {
   // default limits. 0 turns a kind off.
   size_t warm_pool = 0;       // for any command
   size_t preloaded_pool = 0;  // Python jobs, forked from the preloaded interpreter
+  // Network egress (docs/egress.md): the files every job's gateway uses, and
+  // per tenant (by name) the destinations its jobs may name at most.
+  std::string secrets_file;  // root-only TOML of credentials ("" none)
+  std::string egress_hosts;  // static name overrides ("" none)
+  std::string egress_ca;     // CA certificates for tls destinations ("" the system's)
+  std::map<std::string, std::vector<egress::Rule>> egress_caps;
 };
 
 // Reads `path` (TOML). Unknown keys are an error, so a typo is not silently ignored.

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "jobs/run_request.h"
+#include "service/egress_caps.h"
 
 namespace airlock::service {
 namespace {
@@ -34,7 +35,7 @@ Result<uint64_t> bounded(const json& v, const std::string& field, double scale, 
 Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out) {
   if (!p.is_object()) return bad("policy", "must be an object");
   if (auto st = only_known(p, "policy.", {"timeout_s", "cpu_time_s", "memory_mb", "pids", "cpus", "env",
-                                          "network", "workspace_mb", "stdout_cap_kb", "outputs"});
+                                          "network", "allow", "workspace_mb", "stdout_cap_kb", "outputs"});
       !st)
     return st;
   auto take = [&](const char* key, double scale, uint64_t max, uint64_t& field) -> Status {
@@ -95,6 +96,13 @@ Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out)
   }
   if (p.contains("network")) {
     if (p["network"] != "none") return bad("policy.network", "only \"none\" (destinations go in policy.allow)");
+  }
+  if (p.contains("allow")) {
+    // Destinations by name only: a secret is named, its value is the operator's.
+    auto policy = egress::parse_policy(p["allow"]);
+    if (!policy) return bad("policy.allow", policy.error().what);
+    if (auto st = check_egress_caps(policy->rules, caps.network); !st) return st;
+    out.allow = std::move(policy->rules);
   }
   if (p.contains("env")) {
     if (!p["env"].is_object()) return bad("policy.env", "must be an object of strings");
@@ -189,7 +197,8 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
 
 std::vector<std::string> airlock_run_args(const JobRequest& r, const std::vector<std::string>& input_paths,
                                           const std::string& output_dir, const std::string& record_path,
-                                          const std::string& state_dir) {
+                                          const std::string& state_dir,
+                                          const std::vector<std::string>& operator_args) {
   const jobs::JobPolicy& p = r.policy;
   auto ms = [](uint64_t v) {
     char buf[32];
@@ -218,6 +227,11 @@ std::vector<std::string> airlock_run_args(const JobRequest& r, const std::vector
     args.push_back("--env");
     args.push_back(name + "=" + value);
   }
+  for (const auto& rule : p.allow) {
+    args.push_back("--allow-rule");
+    args.push_back(egress::rule_json(rule).dump());
+  }
+  args.insert(args.end(), operator_args.begin(), operator_args.end());
   args.push_back("--");
   args.insert(args.end(), r.command.begin(), r.command.end());
   return args;

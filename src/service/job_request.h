@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "egress/policy.h"
 #include "jobs/policy.h"
 
 namespace airlock::service {
@@ -21,6 +22,7 @@ struct PolicyCaps {
   uint64_t max_memory_bytes = 1ull << 30;
   uint64_t max_pids = 512;
   double max_cpus = 2;
+  std::vector<egress::Rule> network;  // the destinations its jobs may name (service/egress_caps.h)
 };
 
 struct JobRequest {
@@ -43,6 +45,7 @@ std::vector<std::string> airlock_run_args(const JobRequest& request,
                                           const std::vector<std::string>& input_paths,
                                           const std::string& output_dir,
                                           const std::string& record_path,
-                                          const std::string& state_dir);
+                                          const std::string& state_dir,
+                                          const std::vector<std::string>& operator_args = {});
 
 }  // namespace airlock::service

@@ -208,7 +208,7 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
                                                         const std::string& idempotency_key) {
   if (!c.can("run")) return api_error(403, "forbidden", "this key lacks the 'run' scope");
   if (idempotency_key.size() > 200) return api_error(400, "bad_request", "Idempotency-Key: at most 200 bytes");
-  auto request = parse_job_request(body, caps_of(c.tenant.limits));
+  auto request = parse_job_request(body, caps_for(c.tenant));
   if (!request) return api_error(400, "bad_request", request.error().message());
   for (const auto& id : request->input_ids) {
     auto f = store_.file(c.tenant.id, id);
@@ -416,6 +416,12 @@ void JobService::when_finished(const std::string& tenant_id, const std::string& 
   done();
 }
 
+PolicyCaps JobService::caps_for(const store::Tenant& tenant) const {
+  PolicyCaps caps = caps_of(tenant.limits);
+  if (auto it = config_.egress_caps.find(tenant.name); it != config_.egress_caps.end()) caps.network = it->second;
+  return caps;
+}
+
 size_t JobService::tenant_max_running(const std::string& tenant_id) {
   auto it = tenant_running_limit_.find(tenant_id);
   return it == tenant_running_limit_.end() ? 1 : it->second;
@@ -481,7 +487,7 @@ void JobService::run_one(const QueuedJob& q) {
   if (!row_r || !*row_r) return;
   store::JobRow row = **row_r;
   auto tenant = store_.tenant(q.tenant_id);
-  PolicyCaps caps = tenant && *tenant ? caps_of((*tenant)->limits) : PolicyCaps{};
+  PolicyCaps caps = tenant && *tenant ? caps_for(**tenant) : PolicyCaps{};
   auto request = parse_job_request(json::parse(row.request_json), caps);
   std::string dir = work_dir(config_, row.id);
   std::shared_ptr<LogBuffer> live;
@@ -513,7 +519,14 @@ void JobService::run_one(const QueuedJob& q) {
     input_by_name[request->code_name] = path;
   }
   std::string record_file = dir + "/record.json";
-  auto args = airlock_run_args(*request, input_paths, dir + "/out", record_file, config_.state_dir);
+  std::vector<std::string> egress_files;
+  if (!request->policy.allow.empty()) {
+    for (const auto& [flag, path] : {std::pair{"--secrets-file", config_.secrets_file},
+                                     std::pair{"--egress-hosts", config_.egress_hosts},
+                                     std::pair{"--egress-ca", config_.egress_ca}})
+      if (!path.empty()) egress_files.insert(egress_files.end(), {flag, path});
+  }
+  auto args = airlock_run_args(*request, input_paths, dir + "/out", record_file, config_.state_dir, egress_files);
   std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
 
   row.started_at = jobs::now_rfc3339();

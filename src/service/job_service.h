@@ -88,6 +88,8 @@ class JobService {
   // The job's record is stored: finish its output buffer, answer its waiters.
   void job_ended(const std::string& job_id);
   nlohmann::json view(const store::JobRow& row);
+  // The tenant's stored limits and the configuration's egress caps for its name.
+  PolicyCaps caps_for(const store::Tenant& tenant) const;
   size_t tenant_max_running(const std::string& tenant_id);
 
   void log(nlohmann::json event) const {

@@ -295,7 +295,7 @@ probe("host_gateway_ip", tcp(socket.AF_INET, (")" + host_.host_ip + R"(", 8080))
 }
 
 TEST_F(Egress, ANameThatResolvesToLoopbackIsRefusedUnlessTheRuleSaysSo) {
-  // A listener on the host's own loopback: the target of the rebinding.
+  // loop.test is 127.0.0.1 in the hosts file: a name re-pointed at the host itself.
   auto ran = run_python({R"({"host":"loop.test","port":8470})", R"({"host":"api.test","port":8080})"},
                         std::string(kFetch) + R"(
 fetch("loop", "http://loop.test:8470/")

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "run_helpers.h"
+#include "service_fixture.h"
 
 using namespace airlock::testing;
 using json = nlohmann::json;
@@ -452,4 +453,28 @@ TEST(EgressCli, OptionErrorsAreOneLine) {
     EXPECT_EQ(ran.status, 125);
     EXPECT_EQ(ran.err.rfind("airlock: --allow", 0), 0u) << ran.err;
   }
+}
+
+TEST_F(Egress, TheApiTakesDestinationsWithinTheTenantsCaps) {
+  std::string config = dir_.sub("serve.toml");
+  write_text(config, "egress_hosts = \"" + host_.hosts + "\"\n[egress_caps]\nalpha = [" +
+                         "{host = \"api.test\", port = 8080, allow_private = true}]\n");
+  ServiceProcess service({"--config", config});
+  auto client = service.client();
+  json body = {{"code", "import urllib.request\nprint(urllib.request.urlopen('http://api.test:8080/api').status)\n"},
+               {"policy", {{"allow", {{{"host", "api.test"}, {"port", 8080}, {"allow_private", true}}}}}}};
+  auto job = run_job(client, service.alpha, body);
+  EXPECT_EQ(job["outcome"], "succeeded") << job.dump(1);
+  auto view = client.request("GET", "/v1/jobs/" + job["id"].get<std::string>(), "", service.alpha.auth());
+  ASSERT_EQ(view.status, 200) << view.body;
+  auto r = view.json().contains("record") ? view.json()["record"] : view.json();
+  ASSERT_EQ(r["network"].size(), 1u) << r.dump(1);
+  EXPECT_TRUE(r["network"][0]["allowed"]);
+  EXPECT_EQ(r["policy"]["allow"][0]["host"], "api.test");
+  ASSERT_EQ(host_.requests().size(), 1u);
+  EXPECT_EQ(host_.requests()[0]["path"], "/api");
+  // Tenant beta has no caps: the same request is refused before anything runs.
+  auto refused = client.request("POST", "/v1/jobs", body.dump(), service.beta.auth());
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_NE(refused.body.find("not in the tenant's allowed destinations"), std::string::npos) << refused.body;
 }

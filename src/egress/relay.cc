@@ -37,32 +37,47 @@ Status make_pipe(Direction& d) {
   return {};
 }
 
-// Moves what it can without blocking. false when the relay must end (error).
+// Moves what it can without blocking: reads until the pipe is full or the
+// socket is empty, writes until the pipe is empty or the socket is full (so
+// one poll() serves many splices). false when the relay must end (error).
 bool pump(Direction& d, short from_events, short to_events, bool shutdown_on_done) {
-  if (!d.eof && (from_events & (POLLIN | POLLHUP | POLLERR))) {
-    size_t want = kPipeSize - d.in_pipe;
-    if (d.left) want = std::min<uint64_t>(want, *d.left);
-    if (want > 0) {
-      ssize_t n = ::splice(d.from, nullptr, d.pipe_w.get(), nullptr, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+  bool readable = !d.eof && (from_events & (POLLIN | POLLHUP | POLLERR));
+  bool writable = to_events & (POLLOUT | POLLERR | POLLHUP);
+  for (bool progress = true; progress;) {
+    progress = false;
+    if (readable && !d.eof) {
+      size_t want = kPipeSize - d.in_pipe;
+      if (d.left) want = std::min<uint64_t>(want, *d.left);
+      if (want > 0) {
+        ssize_t n = ::splice(d.from, nullptr, d.pipe_w.get(), nullptr, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+          d.in_pipe += static_cast<size_t>(n);
+          if (d.left) *d.left -= static_cast<uint64_t>(n);
+          progress = true;
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          d.eof = true;
+          if (n < 0 && errno != ECONNRESET) return false;
+        } else {
+          readable = false;  // drained for now
+        }
+      }
+      if (d.left && *d.left == 0) d.eof = true;
+    }
+    if (d.in_pipe > 0 && (writable || progress)) {
+      ssize_t n = ::splice(d.pipe_r.get(), nullptr, d.to, nullptr, d.in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
       if (n > 0) {
-        d.in_pipe += static_cast<size_t>(n);
-        if (d.left) *d.left -= static_cast<uint64_t>(n);
-      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        d.eof = true;
-        if (n < 0 && errno != ECONNRESET) return false;
+        d.in_pipe -= static_cast<size_t>(n);
+        d.moved += static_cast<uint64_t>(n);
+        progress = progress || readable;
+      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        return false;  // the receiver is gone
+      } else {
+        writable = false;  // full for now
+        if (d.in_pipe >= kPipeSize) progress = false;
       }
     }
   }
   if (d.left && *d.left == 0) d.eof = true;
-  if (d.in_pipe > 0 && (to_events & (POLLOUT | POLLERR | POLLHUP))) {
-    ssize_t n = ::splice(d.pipe_r.get(), nullptr, d.to, nullptr, d.in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (n > 0) {
-      d.in_pipe -= static_cast<size_t>(n);
-      d.moved += static_cast<uint64_t>(n);
-    } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-      return false;  // the receiver is gone
-    }
-  }
   if (d.eof && d.in_pipe == 0 && !d.done) {
     d.done = true;
     if (shutdown_on_done) ::shutdown(d.to, SHUT_WR);

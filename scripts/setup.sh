@@ -12,7 +12,7 @@ packages=(
   libseccomp-dev libssl-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libtoml11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 libpython3-stdlib libpython3.11 python3-numpy python3-pandas python3-matplotlib
-  bubblewrap util-linux iproute2 procps
+  bubblewrap util-linux iproute2 procps openssl curl
 )
 
 missing=()

@@ -102,7 +102,9 @@ class Exchange {
       auto n = recv_some(client_.get(), chunk, sizeof(chunk), stop_, std::max(left, 1));
       if (!n || *n == 0) {
         if (buf.empty()) return std::nullopt;
-        refuse(400, n ? "the request head is incomplete" : "the request head did not arrive in time");
+        refuse(400, n ? "the request head is incomplete"
+                      : n.error().err == ETIMEDOUT ? "the request head did not arrive in time"
+                                                   : "the job ended before the request head was complete");
         return std::nullopt;
       }
       buf.append(chunk, *n);
@@ -273,7 +275,13 @@ void Gateway::accept_loop() {
   for (;;) {
     if (wait_ready(listener_.get(), POLLIN, stop_.get(), -1) != Ready::kYes) return;
     UniqueFd client(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!client) continue;  // EAGAIN, ECONNABORTED, EMFILE: nothing to do for this one
+    if (!client) {
+      // EAGAIN or ECONNABORTED: nothing to do for this one. EMFILE and the
+      // like: wait a little instead of spinning on a listener that stays readable.
+      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+        (void)wait_ready(-1, 0, stop_.get(), 50);
+      continue;
+    }
     reap_finished();
     std::lock_guard lock(mu_);
     if (connections_.size() >= config_.max_connections) {

@@ -167,8 +167,10 @@ def fetch(name, url, method="GET", data=None, context=None):
 }  // namespace
 
 TEST_F(Egress, AllowedHostIsReachableOverHttpAndThroughConnect) {
-  auto ran = run_python({rule("api.test", 8080), rule("api.test", 8443)}, std::string(kFetch) + R"(
+  auto ran = run_python({rule("api.test", 8080), rule("api.test", 8443), rule("v6.test", 8081)},
+                        std::string(kFetch) + R"(
 fetch("plain", "http://api.test:8080/hello?x=1")
+fetch("ipv6_upstream", "http://v6.test:8081/six")
 ctx = ssl.create_default_context(cafile="/inputs/ca.pem")
 fetch("tls", "https://api.test:8443/over-connect", context=ctx)
 )");
@@ -179,6 +181,12 @@ fetch("tls", "https://api.test:8443/over-connect", context=ctx)
       << out;
   EXPECT_NE(out.find("tls: 200 {\"port\": 8443, \"method\": \"GET\", \"path\": \"/over-connect\""), std::string::npos)
       << out;
+  EXPECT_NE(out.find("ipv6_upstream: 200 {\"port\": 8081, \"method\": \"GET\", \"path\": \"/six\""),
+            std::string::npos)
+      << out;
+  const json* six = attempt(r, "v6.test", 8081, "GET");
+  ASSERT_TRUE(six);
+  EXPECT_EQ((*six)["address"], host_.ip6);  // the gateway connects out over IPv6 too
   const json* plain = attempt(r, "api.test", 8080, "GET");
   const json* tunnel = attempt(r, "api.test", 8443, "CONNECT");
   ASSERT_TRUE(plain && tunnel) << r["network"].dump(1);
@@ -188,9 +196,9 @@ fetch("tls", "https://api.test:8443/over-connect", context=ctx)
   EXPECT_TRUE((*tunnel)["allowed"]);
   EXPECT_GT((*tunnel)["bytes_up"].get<int>(), 100);  // a TLS handshake went through
   EXPECT_EQ(r["policy"]["network"], "gateway");
-  EXPECT_EQ(r["policy"]["allow"].size(), 2u);
+  EXPECT_EQ(r["policy"]["allow"].size(), 3u);
   EXPECT_TRUE(std::find(r["limits_hit"].begin(), r["limits_hit"].end(), "network") == r["limits_hit"].end());
-  EXPECT_EQ(host_.requests().size(), 2u);
+  EXPECT_EQ(host_.requests().size(), 3u);
 }
 
 TEST_F(Egress, WhatTheRuleDoesNotNameIsRefusedWithTheReasonAndRecorded) {

@@ -26,11 +26,13 @@ namespace {
 
 int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
 
+// Named network namespaces, without the test hosts of concurrent egress tests.
 std::string netns_list() {
   FILE* p = ::popen("ip netns list 2>/dev/null", "r");
   std::string out;
   char buf[256];
-  while (p && std::fgets(buf, sizeof(buf), p)) out += buf;
+  while (p && std::fgets(buf, sizeof(buf), p))
+    if (std::string_view(buf).rfind("airlock-egress-", 0) != 0) out += buf;
   if (p) ::pclose(p);
   return out;
 }

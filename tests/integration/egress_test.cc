@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pool_helpers.h"
 #include "run_helpers.h"
 #include "service_fixture.h"
 
@@ -487,4 +488,27 @@ TEST_F(Egress, TheApiTakesDestinationsWithinTheTenantsCaps) {
   auto refused = client.request("POST", "/v1/jobs", body.dump(), service.beta.auth());
   EXPECT_EQ(refused.status, 400) << refused.body;
   EXPECT_NE(refused.body.find("not in the tenant's allowed destinations"), std::string::npos) << refused.body;
+}
+
+TEST_F(Egress, PreparedSandboxesFromTheWarmPoolGetTheGatewayToo) {
+  ::mkdir(dir_.state().c_str(), 0711);
+  TestPool pool(dir_.path(), dir_.state(), 1, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  for (std::string mode : {"warm", "preloaded"}) {
+    auto ran = run_python({rule("api.test", 8080)}, std::string(kFetch) + R"(
+fetch("allowed", "http://api.test:8080/)" + mode + R"(")
+fetch("other", "http://alt.test:8080/")
+)",
+                          {"--start", mode});
+    auto r = ran.record();
+    std::string out = r["stdout"]["text"];
+    EXPECT_EQ(r["sandbox"]["start"], mode) << r.dump().substr(0, 2000);
+    EXPECT_NE(out.find("allowed: 200 "), std::string::npos) << out;
+    EXPECT_NE(out.find("other: 403 airlock egress: alt.test:8080 is not in the job's network policy"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(r["network"].size(), 2u);
+  }
+  EXPECT_EQ(host_.requests().size(), 2u);
+  EXPECT_EQ(pool.stop(), 0);
 }

@@ -12,9 +12,12 @@
 //     /bin/true; jobs per second and how the jobs started (a Python job on the pool daemon
 //     starts preloaded, or warm/cold when the pool has none ready), and the machine's busy
 //     CPU time per job during the window.
+// --external-pool: the "pool" daemon runs without a pool of its own and a separate
+// `airlock pool --warm W --preloaded P` serves its state directory instead (its `airlock run`
+// processes find that pool's socket), to tell the pool's cost from where it runs.
 // Usage (root): fast_service_bench AIRLOCK_BINARY [--runs N] [--seconds S] [--clients C]
 //                 [--pause-ms MS] [--max-running R] [--warm W] [--preloaded P]
-//                 [--skip-latency] [--skip-throughput]
+//                 [--skip-latency] [--skip-throughput] [--external-pool]
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -51,11 +54,13 @@ struct Options {
   std::string airlock;
   int runs = 200, seconds = 10, clients = 32, pause_ms = 20, max_running = 0, warm = 4, preloaded = 4;
   bool latency = true, throughput = true;
+  bool external_pool = false;  // the pool as its own `airlock pool` process on the daemon's state dir
 };
 
 struct Daemon {
   std::string name, dir;
   pid_t pid = -1;
+  pid_t pool_pid = -1;  // --external-pool
   uint16_t port = 0;
   std::string auth;
 };
@@ -78,7 +83,7 @@ bool start_daemon(const Options& opt, Daemon& d, bool pool) {
   std::vector<std::string> args = {opt.airlock, "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
                                    "--state-dir", state, "--max-queued", "1000"};
   if (opt.max_running > 0) args.insert(args.end(), {"--max-running", std::to_string(opt.max_running)});
-  if (pool) {
+  if (pool && !opt.external_pool) {
     args.insert(args.end(), {"--warm", std::to_string(opt.warm), "--preloaded", std::to_string(opt.preloaded)});
   }
   int out[2];
@@ -106,14 +111,39 @@ bool start_daemon(const Options& opt, Daemon& d, bool pool) {
     return false;
   }
   d.port = static_cast<uint16_t>(std::stoi(line.substr(at + 10)));
+  if (pool && opt.external_pool) {  // after the serve, whose start sweeps its state directory
+    std::string log = d.dir + "/pool.log";
+    d.pool_pid = ::fork();
+    if (d.pool_pid == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(fd, 2);
+      std::string w = std::to_string(opt.warm), p = std::to_string(opt.preloaded);
+      ::execl(opt.airlock.c_str(), opt.airlock.c_str(), "pool", "--state-dir", state.c_str(), "--warm", w.c_str(),
+              "--preloaded", p.c_str(), nullptr);
+      ::_exit(127);
+    }
+    for (int i = 0; i < 600; ++i) {  // until it says it serves (it is full then)
+      std::string text;
+      if (FILE* f = std::fopen(log.c_str(), "r")) {
+        char buf[4096];
+        size_t n = std::fread(buf, 1, sizeof(buf), f);
+        text.assign(buf, n);
+        std::fclose(f);
+      }
+      if (text.find("airlock pool: serving") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
   return true;
 }
 
 void stop_daemon(Daemon& d) {
-  if (d.pid <= 0) return;
-  ::kill(d.pid, SIGTERM);
-  ::waitpid(d.pid, nullptr, 0);  // the serve removes its pool's unused sandboxes before it exits
-  d.pid = -1;
+  for (pid_t* p : {&d.pid, &d.pool_pid}) {
+    if (*p <= 0) continue;
+    ::kill(*p, SIGTERM);
+    ::waitpid(*p, nullptr, 0);  // a pool removes its unused sandboxes before it exits
+    *p = -1;
+  }
 }
 
 std::string start_of(const airlock::testing::Response& r) {
@@ -193,7 +223,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: fast_service_bench AIRLOCK_BINARY [--runs N] [--seconds S] [--clients C] [--pause-ms MS]\n"
-                 "         [--max-running R] [--warm W] [--preloaded P] [--skip-latency] [--skip-throughput]\n");
+                 "         [--max-running R] [--warm W] [--preloaded P] [--skip-latency] [--skip-throughput]\n"
+                 "         [--external-pool]\n");
     return 2;
   }
   opt.airlock = argv[1];
@@ -212,6 +243,7 @@ int main(int argc, char** argv) {
     else if (a == "--preloaded") num(opt.preloaded);
     else if (a == "--skip-latency") opt.latency = false;
     else if (a == "--skip-throughput") opt.throughput = false;
+    else if (a == "--external-pool") opt.external_pool = true;
     else return std::fprintf(stderr, "fast_service_bench: unknown option %s\n", a.c_str()), 2;
   }
 
@@ -231,7 +263,8 @@ int main(int argc, char** argv) {
   }
 
   std::printf("## Fast start, API (`airlock serve`): warm pool vs cold\n\n");
-  std::printf("Daemons: \"pool\" with `--warm %d --preloaded %d`, \"cold\" without a pool; max_running %s.\n\n",
+  std::printf("Daemons: \"pool\" with %s `--warm %d --preloaded %d`, \"cold\" without a pool; max_running %s.\n\n",
+              opt.external_pool ? "a separate `airlock pool` process on its state directory," : "its own pool,",
               opt.warm, opt.preloaded, opt.max_running > 0 ? std::to_string(opt.max_running).c_str() : "default (cores)");
 
   if (opt.latency) {

@@ -181,7 +181,7 @@ TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {
   ASSERT_TRUE(pool.ready()) << pool.log();
   Spawned run({"run", "--state-dir", dir.state(), "--start", "warm", "--", "sleep", "300"}, dir.path(), dir.state());
   uid_t uid = 0;
-  for (int i = 0; i < 250 && uid == 0; ++i) {
+  for (int i = 0; i < 750 && uid == 0; ++i) {  // up to 15 s: a loaded CI machine
     for (pid_t p : descendants_of(pool.pid())) {
       std::string cmd = read_text("/proc/" + std::to_string(p) + "/cmdline");
       struct stat st{};

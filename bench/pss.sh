@@ -15,7 +15,8 @@
 #     init's fork that runs the job) is read: PSS, USS (Private_Clean + Private_Dirty),
 #     Private_Dirty, RSS; the job's `airlock run` process is shown apart. The marginal total is
 #     (every pool process + the jobs' processes, with the K jobs) minus (the pool alone, full,
-#     just before), divided by K.
+#     just before), divided by K, in PSS and in USS (PSS also moves when processes outside the
+#     pool start or stop mapping the same libraries, e.g. another Python).
 # Prints Markdown tables. Cleans up: the jobs end by themselves, the pools are stopped by pid
 # (SIGTERM; each removes its sandboxes before it exits) and the state directories removed.
 #   bench/pss.sh [N] [K]          (defaults 4 and 4; AIRLOCK_BUILD=dir of the build)
@@ -274,4 +275,8 @@ dp = mb(during["total"]["Pss"] - before["total"]["Pss"]) / k
 print(f'\nMarginal total per held preloaded job (pool + jobs incl. their `airlock run`, {during["sandboxes"]} '
       f'sandboxes vs {before["sandboxes"]} before): {mb(during["total"]["Pss"]):.1f} MB - '
       f'{mb(before["total"]["Pss"]):.1f} MB = {dp * k:.1f} MB, **{dp:.2f} MB per job**.')
+uss = lambda j: j["total"]["Private_Dirty"] + j["total"]["Private_Clean"]
+du = mb(uss(during) - uss(before)) / k
+print(f'The same in USS (private pages only; PSS moves when processes outside the pool map the same '
+      f'libraries): {mb(uss(during)):.1f} MB - {mb(uss(before)):.1f} MB, **{du:.2f} MB per job**.')
 EOF

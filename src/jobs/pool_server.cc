@@ -41,10 +41,21 @@ Result<std::unique_ptr<PoolServer>> PoolServer::start(WarmPool& pool, const std:
   }
   UniqueFd listen(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!listen) return fail_errno("create the pool socket");
-  mode_t old = ::umask(0177);
-  int rc = ::bind(listen.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  ::umask(old);
-  if (rc < 0) return fail_errno("bind the pool socket " + path);
+  // Bound under a temporary name, made root-only, then renamed into place:
+  // no moment where another user could connect. (Not umask: it is
+  // process-wide, and the refill thread creates directories meanwhile; it
+  // once made the state directory's jobs/ 0600.)
+  std::string temp = path + ".new";
+  ::unlink(temp.c_str());
+  if (temp.size() >= sizeof(sockaddr_un::sun_path)) return fail("the pool socket path is too long: " + path);
+  sockaddr_un temp_addr = address(temp);
+  if (::bind(listen.get(), reinterpret_cast<sockaddr*>(&temp_addr), sizeof(temp_addr)) < 0)
+    return fail_errno("bind the pool socket " + temp);
+  if (::chmod(temp.c_str(), 0600) < 0 || ::rename(temp.c_str(), path.c_str()) < 0) {
+    auto error = fail_errno("put the pool socket in place at " + path);
+    ::unlink(temp.c_str());
+    return error;
+  }
   if (::listen(listen.get(), 64) < 0) return fail_errno("listen on " + path);
   struct stat bound{};
   if (::stat(path.c_str(), &bound) < 0) return fail_errno("stat " + path);

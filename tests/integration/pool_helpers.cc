@@ -36,11 +36,14 @@ int TestPool::stop() {
   if (stopped_) return 0;
   stopped_ = true;
   ::kill(spawned_->pid(), SIGTERM);
+  auto asked = std::chrono::steady_clock::now();
   // A pool that does not stop within 30 s is a failure, not a hung test.
   for (int i = 0; i < 3000; ++i) {
     int status = 0;
     if (::waitpid(spawned_->pid(), &status, WNOHANG) == spawned_->pid()) {
       spawned_->forget();
+      if (std::chrono::steady_clock::now() - asked > std::chrono::seconds(5))
+        ADD_FAILURE() << "the pool took more than 5 s to stop; its log:\n" << read_text(dir_ + "/airlock.err");
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -179,17 +179,22 @@ TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {
   TempDir dir;
   TestPool pool(dir.path(), dir.state(), 1, 0);
   ASSERT_TRUE(pool.ready()) << pool.log();
-  Spawned run({"run", "--state-dir", dir.state(), "--start", "warm", "--", "sleep", "300"}, dir.path(), dir.state());
+  ::mkdir(dir.sub("run").c_str(), 0700);  // its own output files, apart from the pool's
+  Spawned run({"run", "--json", "--state-dir", dir.state(), "--start", "warm", "--", "sleep", "300"},
+              dir.sub("run"), dir.state());
+  const std::string cmdline("sleep\0" "300", 9);
   uid_t uid = 0;
   for (int i = 0; i < 750 && uid == 0; ++i) {  // up to 15 s: a loaded CI machine
-    for (pid_t p : descendants_of(pool.pid())) {
-      std::string cmd = read_text("/proc/" + std::to_string(p) + "/cmdline");
-      struct stat st{};
-      if (cmd.rfind("sleep", 0) == 0 && ::stat(("/proc/" + std::to_string(p)).c_str(), &st) == 0) uid = st.st_uid;
-    }
+    uid = uid_of_sandboxed_command(cmdline);
     if (uid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_NE(uid, 0u) << "the warm job's sleep never started";
+  if (uid == 0) {
+    ::kill(run.pid(), SIGKILL);
+    run.wait();
+    FAIL() << "the warm job's sleep never started\nairlock run's record:\n"
+           << read_text(dir.sub("run") + "/airlock.out") << "\nits stderr:\n"
+           << read_text(dir.sub("run") + "/airlock.err") << "\npool log:\n" << read_text(dir.path() + "/airlock.err");
+  }
   ::kill(run.pid(), SIGKILL);
   run.wait();
   EXPECT_TRUE(no_processes_of_uid(uid, 3000)) << "the sandbox outlived its runner";

@@ -1,6 +1,7 @@
 // airlock pool: keep warm (and preloaded Python) sandboxes ready for the
 // `airlock run` jobs of one state directory, until SIGINT or SIGTERM.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -40,6 +41,7 @@ bool parse_count(const std::string& text, size_t& out) {
 int pool_command(const std::vector<std::string>& args) {
   jobs::PoolConfig config;
   size_t warm = 2, preloaded = 2;
+  bool exit_with_parent = false;
   std::vector<std::string> modules;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -53,6 +55,7 @@ int pool_command(const std::vector<std::string>& args) {
     }
     const std::string& v = args[++i];
     if (a == "--state-dir") config.state_dir = v;
+    else if (a == "--exit-with-parent") exit_with_parent = v == "yes";  // for airlock serve
     else if (a == "--module") modules.push_back(v);
     else if ((a == "--warm" && parse_count(v, warm)) || (a == "--preloaded" && parse_count(v, preloaded))) {
     } else {
@@ -64,6 +67,10 @@ int pool_command(const std::vector<std::string>& args) {
   if (::geteuid() != 0) {
     std::fprintf(stderr, "airlock: pool needs root (it creates namespaces and cgroups)\n");
     return 125;
+  }
+  if (exit_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (::getppid() == 1) return 1;  // the parent is already gone
   }
   if (config.state_dir.empty()) config.state_dir = jobs::default_state_dir();
   if (!modules.empty()) config.preload_modules = modules;

@@ -5,14 +5,12 @@
 
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/http_server.h"
-#include "cmd/airlock/common.h"
-#include "jobs/handover.h"
-#include "jobs/pool_server.h"
-#include "jobs/warm_pool.h"
+#include "cmd/airlock/pool_child.h"
 #include "service/config.h"
 #include "service/job_service.h"
 #include "service/routes.h"
@@ -72,32 +70,20 @@ int serve_command(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   // The warm pool serves the `airlock run` processes of this service's jobs
-  // (they look for pool.sock in the state directory).
-  std::unique_ptr<sandbox::CgroupBackend> cgroups;
-  std::unique_ptr<jobs::WarmPool> pool;
-  std::unique_ptr<jobs::PoolServer> pool_server;
+  // (they look for pool.sock in the state directory). It runs as a child
+  // process of its own: cloning sandboxes from this large, threaded process
+  // cost ~10 ms more CPU per job than from a small one (docs/performance.md).
+  std::optional<PoolChild> pool;
   if (config->warm_pool > 0 || config->preloaded_pool > 0) {
-    cgroups = open_cgroups();
-    if (!cgroups) return 125;
-    jobs::PoolConfig pc;
-    pc.state_dir = config->state_dir;
-    pc.airlock_binary = config->airlock_binary;
-    pc.classes = {{false, config->warm_pool, {}}, {true, config->preloaded_pool, {}}};
-    sweep_leftovers(pc.state_dir, *cgroups, false);
-    auto started = jobs::WarmPool::start(pc, *cgroups);
+    auto started = PoolChild::start(config->airlock_binary, config->state_dir, config->warm_pool,
+                                    config->preloaded_pool);
     if (!started) {
       std::fprintf(stderr, "airlock: cannot start the warm pool: %s\n", started.error().message().c_str());
       return 125;
     }
-    pool = std::move(*started);
-    auto served = jobs::PoolServer::start(*pool, jobs::pool_socket_path(pc.state_dir));
-    if (!served) {
-      std::fprintf(stderr, "airlock: cannot serve the warm pool: %s\n", served.error().message().c_str());
-      return 125;
-    }
-    pool_server = std::move(*served);
-    pool->wait_full(30'000);
-    log_line({{"event", "warm_pool"}, {"pool", pool->stats()}});
+    pool.emplace(std::move(*started));
+    log_line({{"event", "warm_pool"}, {"pid", pool->pid()}, {"warm", config->warm_pool},
+              {"preloaded", config->preloaded_pool}});
   }
 
   service::JobService jobs(*config, **store);
@@ -133,7 +119,6 @@ int serve_command(const std::vector<std::string>& args) {
   log_line({{"event", "stopping"}, {"signal", sig}});
   server.stop();
   jobs.stop();
-  pool_server.reset();
-  pool.reset();
+  if (pool) (void)pool->stop();
   return 0;
 }

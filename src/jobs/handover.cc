@@ -16,6 +16,21 @@ namespace {
 constexpr size_t kMaxMessage = 64 * 1024;
 constexpr size_t kFdCount = 11;
 
+// A connected socket, or an error saying why there is no pool to talk to.
+Result<UniqueFd> connect_pool(const std::string& socket_path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof(addr.sun_path)) return fail("the pool socket path is too long");
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  UniqueFd sock(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!sock) return fail_errno("create a socket for the warm pool");
+  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) < 0) {
+    if (errno == ENOENT || errno == ECONNREFUSED) return fail("no warm pool is running");
+    return fail(std::string("cannot reach the warm pool: ") + std::strerror(errno));
+  }
+  return sock;
+}
+
 }  // namespace
 
 std::string pool_socket_path(const std::string& state_dir) { return state_dir + "/pool.sock"; }
@@ -87,28 +102,19 @@ Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_
                                                       const std::string& class_key,
                                                       sandbox::CgroupBackend& cgroups,
                                                       std::string& why) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof(addr.sun_path)) {
-    why = "the pool socket path is too long";
-    return std::optional<PreparedSandbox>{};
-  }
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  UniqueFd sock(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-  if (!sock) return fail_errno("create a socket for the warm pool");
-  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) < 0) {
-    why = errno == ENOENT || errno == ECONNREFUSED ? "no warm pool is running"
-                                                   : std::string("cannot reach the warm pool: ") + std::strerror(errno);
+  auto sock = connect_pool(socket_path);
+  if (!sock) {
+    why = sock.error().what;
     return std::optional<PreparedSandbox>{};
   }
   // A pool that stopped answering must not hang the job: it starts cold.
   timeval tv{10, 0};
-  ::setsockopt(sock.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(sock->get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   wire::Writer w;
   w.str("take");
   w.str(class_key);
-  if (auto st = sys::send_with_fds(sock.get(), w.take(), {}); !st) return std::unexpected(st.error());
-  auto sb = receive_prepared(sock.get(), cgroups);
+  if (auto st = sys::send_with_fds(sock->get(), w.take(), {}); !st) return std::unexpected(st.error());
+  auto sb = receive_prepared(sock->get(), cgroups);
   if (!sb) {
     // "none" (the class is empty) or a pool that did not answer in time: the
     // job starts cold. Whatever came is closed here, which ends that sandbox.
@@ -117,6 +123,23 @@ Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_
     return std::optional<PreparedSandbox>{};
   }
   return std::optional<PreparedSandbox>{std::move(*sb)};
+}
+
+Result<std::string> pool_stats(const std::string& socket_path) {
+  auto sock = connect_pool(socket_path);
+  if (!sock) return std::unexpected(sock.error());
+  timeval tv{10, 0};
+  ::setsockopt(sock->get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  wire::Writer w;
+  w.str("stats");
+  w.str("");
+  if (auto st = sys::send_with_fds(sock->get(), w.take(), {}); !st) return std::unexpected(st.error());
+  auto reply = sys::recv_with_fds(sock->get(), 1 << 20);
+  if (!reply) return std::unexpected(reply.error());
+  wire::Reader r(reply->bytes);
+  std::string kind = r.str(), text = r.str();
+  if (kind != "stats" || !r.done()) return fail("the warm pool sent a malformed answer");
+  return text;
 }
 
 }  // namespace airlock::jobs

@@ -30,4 +30,8 @@ Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_
                                                       sandbox::CgroupBackend& cgroups,
                                                       std::string& why);
 
+// The pool's stats (WarmPool::stats() as JSON text), or an error when no pool
+// answers at `socket_path`.
+Result<std::string> pool_stats(const std::string& socket_path);
+
 }  // namespace airlock::jobs

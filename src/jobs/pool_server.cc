@@ -108,6 +108,13 @@ void PoolServer::answer(int conn) {
   wire::Reader r(request->bytes);
   std::string verb = r.str(), key = r.str();
   std::string why = "a malformed request";
+  if (verb == "stats" && r.done()) {
+    wire::Writer w;
+    w.str("stats");
+    w.str(pool_.stats().dump());
+    (void)sys::send_with_fds(conn, w.take(), {});
+    return;
+  }
   if (verb == "take" && r.done()) {
     if (auto sb = pool_.take(key, why)) {
       // Inits the preloaded interpreter made are its children (it reaps them).

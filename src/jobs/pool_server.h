@@ -1,6 +1,7 @@
 // The warm pool's socket: `airlock run` processes connect, name the class
 // they need and receive a prepared sandbox (handover.h) or "none" with the
-// reason. The socket is root-only (0600) in the state directory.
+// reason; "stats" answers WarmPool::stats() as JSON. The socket is root-only
+// (0600) in the state directory.
 #pragma once
 
 #include <sys/types.h>

@@ -1,6 +1,8 @@
 // `airlock serve --warm N --preloaded N`: the service's jobs start from its
 // warm pool (code jobs preloaded, commands warm), and stopping the service
 // removes the pool's sandboxes.
+#include <signal.h>
+
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -28,8 +30,16 @@ TEST(ServicePool, CodeJobsStartPreloadedAndCommandsWarm) {
     EXPECT_EQ(cmd["outcome"], "succeeded") << cmd.dump(2);
     EXPECT_EQ(start_of(cmd), "warm") << cmd.dump(2);
   }
+  // The pool is a child process of the service ("warm_pool" event with its pid), gone with it.
+  std::string log = svc.log();
+  auto at = log.find("\"event\":\"warm_pool\"");
+  ASSERT_NE(at, std::string::npos) << log;
+  auto line = json::parse(log.substr(log.rfind('\n', at) + 1, log.find('\n', at) - log.rfind('\n', at) - 1));
+  pid_t pool_pid = line.value("pid", 0);
+  ASSERT_GT(pool_pid, 0) << line.dump();
+  EXPECT_EQ(::kill(pool_pid, 0), 0) << "the pool is not running";
   EXPECT_EQ(svc.stop(), 0) << svc.log();
-  EXPECT_NE(svc.log().find("\"event\":\"warm_pool\""), std::string::npos) << svc.log();
+  EXPECT_NE(::kill(pool_pid, 0), 0) << "the pool outlived the service";
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(svc.state_dir() + "/jobs", ec))
     ADD_FAILURE() << "left behind: " << e.path();

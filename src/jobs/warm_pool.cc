@@ -34,7 +34,9 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
     if (!zygote) return std::unexpected(zygote.error());
     pool->zygote_ = std::move(*zygote);
   }
-  pool->refill_ = std::thread([p = pool.get()] { p->refill_loop(); });
+  for (auto& stock : pool->stocks_)
+    if (stock->config.size > 0)
+      pool->refill_.emplace_back([p = pool.get(), st = stock.get()] { p->refill_loop(st); });
   return pool;
 }
 
@@ -44,31 +46,24 @@ WarmPool::~WarmPool() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (refill_.joinable()) refill_.join();
+  for (auto& t : refill_) t.join();
   stocks_.clear();  // every unused sandbox: init killed, cgroup, mounts, directory removed
   zygote_.reset();
 }
 
-WarmPool::Stock* WarmPool::most_needed() {
-  Stock* best = nullptr;
-  for (auto& s : stocks_) {
-    if (s->ready.size() >= s->config.size) continue;
-    if (!best || s->ready.size() * best->config.size < best->ready.size() * s->config.size) best = s.get();
-  }
-  return best;
-}
-
-void WarmPool::refill_loop() {
+// One thread per class: a slow preloaded refill (a clone of the whole
+// interpreter) never holds up the warm class, and the other way round.
+void WarmPool::refill_loop(Stock* stock) {
+  PoolClass c = stock->config;
+  PrepareContext context{config_.state_dir, &cgroups_, c.preloaded ? zygote_.get() : nullptr};
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    Stock* stock = most_needed();
-    if (!stock) {
+    if (stock->ready.size() >= c.size) {
       changed_.wait(lock);
       continue;
     }
-    PoolClass c = stock->config;
     lock.unlock();
-    auto made = prepare_sandbox(c.policy, {config_.state_dir, &cgroups_, c.preloaded ? zygote_.get() : nullptr});
+    auto made = prepare_sandbox(c.policy, context);
     lock.lock();
     if (made) {
       stock->ready.push_back(std::move(*made));

@@ -1,9 +1,9 @@
 // The warm pool: sandboxes prepared ahead of demand, per class (image,
 // interpreter, limits), each used by exactly one job and then destroyed by
-// that job. A background thread keeps every class at its configured size;
+// that job. Background threads keep every class at its configured size;
 // when a class is empty, jobs fall back to a cold start. Preloaded classes
 // are prepared by the preloaded interpreter (sandbox/zygote.h), which the
-// pool starts and owns.
+// pool starts and owns. Each class has a refill thread of its own.
 #pragma once
 
 #include <condition_variable>
@@ -68,8 +68,7 @@ class WarmPool {
   };
   WarmPool(PoolConfig config, sandbox::CgroupBackend& cgroups)
       : config_(std::move(config)), cgroups_(cgroups) {}
-  void refill_loop();
-  Stock* most_needed();  // under mu_
+  void refill_loop(Stock* stock);
 
   PoolConfig config_;
   sandbox::CgroupBackend& cgroups_;
@@ -78,7 +77,7 @@ class WarmPool {
   mutable std::condition_variable changed_;
   std::vector<std::unique_ptr<Stock>> stocks_;
   bool stopping_ = false;
-  std::thread refill_;
+  std::vector<std::thread> refill_;  // one per class with a size
 };
 
 }  // namespace airlock::jobs

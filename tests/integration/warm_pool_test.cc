@@ -179,6 +179,9 @@ TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {
   TempDir dir;
   TestPool pool(dir.path(), dir.state(), 1, 0);
   ASSERT_TRUE(pool.ready()) << pool.log();
+  auto held = pool.held_ids();
+  ASSERT_EQ(held.size(), 1u);
+  const std::string job_id = held[0];  // the sandbox the job will take
   ::mkdir(dir.sub("run").c_str(), 0700);  // its own output files, apart from the pool's
   Spawned run({"run", "--json", "--state-dir", dir.state(), "--start", "warm", "--", "sleep", "300"},
               dir.sub("run"), dir.state());
@@ -198,6 +201,11 @@ TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {
   ::kill(run.pid(), SIGKILL);
   run.wait();
   EXPECT_TRUE(no_processes_of_uid(uid, 3000)) << "the sandbox outlived its runner";
+  // Its directory and cgroup are the dead runner's leftovers: the next sweep removes them.
+  Ran swept = run_airlock({"sweep", "--state-dir", dir.state()});
+  EXPECT_EQ(swept.status, 0) << swept.err;
+  EXPECT_TRUE(cgroups_named(job_id).empty()) << job_id;
+  EXPECT_FALSE(std::ifstream(dir.state() + "/jobs/" + job_id + "/lock").good()) << job_id;
 }
 
 TEST(WarmPool, StoppingThePoolRemovesEveryUnusedSandbox) {

@@ -40,6 +40,7 @@ PreparedSandbox::~PreparedSandbox() {
   mounts = Mounts{};
   stdout_r.reset();
   stderr_r.reset();
+  stdin_w.reset();
   if (dir) (void)dir->remove();
 }
 
@@ -101,7 +102,13 @@ Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext
   if (::pipe2(err, O_CLOEXEC) < 0) return fail_errno("create the stderr pipe");
   sb.stderr_r = UniqueFd(err[0]);
   UniqueFd err_w(err[1]);
-  sandbox::LaunchRequest launch{&built->spec, ids, sb.cgroup.get(), std::move(out_w), std::move(err_w)};
+  sandbox::LaunchRequest launch{&built->spec, ids, sb.cgroup.get(), std::move(out_w), std::move(err_w), {}};
+  if (ctx.with_stdin) {
+    int in[2];
+    if (::pipe2(in, O_CLOEXEC) < 0) return fail_errno("create the stdin pipe");
+    launch.stdin_r = UniqueFd(in[0]);
+    sb.stdin_w = UniqueFd(in[1]);
+  }
   auto process = ctx.zygote ? ctx.zygote->launch(std::move(launch))
                             : sandbox::launch_sandbox(std::move(launch));
   if (!process) return std::unexpected(process.error());

@@ -45,6 +45,7 @@ struct PreparedSandbox {
   std::unique_ptr<sandbox::Cgroup> cgroup;
   Mounts mounts;
   UniqueFd stdout_r, stderr_r;
+  UniqueFd stdin_w;  // only when prepared with_stdin (a session's kernel reads it)
   std::optional<sandbox::SandboxProcess> process;  // destroyed first: kills init
 
   PreparedSandbox() = default;
@@ -58,6 +59,7 @@ struct PrepareContext {
   std::string state_dir;
   sandbox::CgroupBackend* cgroups = nullptr;
   sandbox::Zygote* zygote = nullptr;  // set: a preloaded sandbox
+  bool with_stdin = false;            // the payload's stdin is a pipe from the host
 };
 
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& policy, const PrepareContext& context);

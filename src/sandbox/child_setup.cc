@@ -79,13 +79,13 @@ Step arrange_fds(ChildFds& fds) {
   int out = ::fcntl(fds.stdout_w, F_DUPFD_CLOEXEC, 100);
   int err = ::fcntl(fds.stderr_w, F_DUPFD_CLOEXEC, 100);
   if (sync < 0 || out < 0 || err < 0) return step_failed("duplicate the job's fds");
-  int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null < 0) return step_failed("open /dev/null");
-  AIRLOCK_STEP("set up stdin", ::dup2(null, 0));
+  int in = fds.stdin_r >= 0 ? ::fcntl(fds.stdin_r, F_DUPFD_CLOEXEC, 100) : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in < 0) return step_failed("set up stdin");
+  AIRLOCK_STEP("set up stdin", ::dup2(in, 0));
   AIRLOCK_STEP("set up stdout", ::dup2(out, 1));
   AIRLOCK_STEP("set up stderr", ::dup2(err, 2));
   AIRLOCK_STEP("set up the sync socket", ::dup2(sync, kSyncFd));
-  fds = ChildFds{kSyncFd, 1, 2};
+  fds = ChildFds{kSyncFd, 1, 2, 0};
   AIRLOCK_STEP("close inherited fds", ::close_range(kSyncFd + 1, ~0U, 0));
   return {};
 }

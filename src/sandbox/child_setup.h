@@ -13,6 +13,7 @@ struct ChildFds {
   int sync = -1;    // SOCK_SEQPACKET to the host
   int stdout_w = -1;
   int stderr_w = -1;
+  int stdin_r = -1;  // the payload's stdin; -1: /dev/null
 };
 
 Step wait_for_go(int sync_fd);
@@ -21,8 +22,8 @@ Step set_hostname(const std::string& name);
 Step bring_up_loopback();
 Step enter_cgroup_namespace();
 Step set_rlimits(const std::vector<Rlimit>& limits);
-// 0 = /dev/null, 1/2 = the output pipes, kSyncFd = sync; every other fd
-// closed. Updates `fds` to the new numbers.
+// 0 = the input pipe (or /dev/null), 1/2 = the output pipes, kSyncFd = sync;
+// every other fd closed. Updates `fds` to the new numbers.
 Step arrange_fds(ChildFds& fds);
 // Empty bounding set, locked securebits, setresgid/setresuid, no capabilities
 // in any set, no_new_privs.

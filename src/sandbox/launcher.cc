@@ -144,13 +144,15 @@ Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
 
   int pidfd = -1;
   auto pid = clone_sandbox(*request.spec, request.cgroup->clone_into_fd(),
-                           ChildFds{child_end.get(), request.stdout_w.get(), request.stderr_w.get()},
+                           ChildFds{child_end.get(), request.stdout_w.get(), request.stderr_w.get(),
+                                    request.stdin_r.get()},
                            &pidfd);
   if (!pid) return std::unexpected(pid.error());
   SandboxProcess process(*pid, UniqueFd(pidfd), std::move(host_end));
   child_end.reset();
   request.stdout_w.reset();
   request.stderr_w.reset();
+  request.stdin_r.reset();
 
   if (auto st = finish_launch(process, request.ids, *request.spec, *request.cgroup); !st)
     return std::unexpected(st.error());

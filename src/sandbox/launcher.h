@@ -64,6 +64,7 @@ struct LaunchRequest {
   Cgroup* cgroup = nullptr;
   UniqueFd stdout_w;  // the payload's stdout; closed in the host after the clone
   UniqueFd stderr_w;
+  UniqueFd stdin_r;   // the payload's stdin (a session's kernel reads its requests there); none: /dev/null
 };
 
 // clone3 into fresh namespaces (and `cgroup_fd`'s cgroup2 group, if >= 0);

@@ -191,6 +191,7 @@ Zygote::~Zygote() {
 }
 
 Result<SandboxProcess> Zygote::launch(LaunchRequest request) {
+  if (request.stdin_r) return fail("a preloaded sandbox has no stdin pipe (not supported yet)");
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return fail_errno("create the sandbox sync socket");

@@ -7,6 +7,7 @@
 // timer covers whatever the connection waits for; when it fires the socket
 // is closed and the pending operation ends with an error.
 #include "api/http_connection.h"
+#include "base/strings.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -41,13 +42,7 @@ std::string random_hex(size_t n) {
   return out;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+std::string lower(std::string_view s) { return ascii_lower(s); }
 
 bool header_safe(std::string_view s) {
   for (char c : s) {

@@ -6,14 +6,12 @@
 #include <cctype>
 #include <set>
 
+#include "base/strings.h"
+
 namespace airlock::egress {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
+std::string lower(std::string_view s) { return ascii_lower(s); }
 
 // A DNS name (or a "*." suffix pattern): labels of [a-z0-9-], 1..63 bytes, total <= 253.
 bool valid_host(std::string_view host, bool pattern) {

@@ -6,14 +6,12 @@
 #include <cctype>
 #include <set>
 
+#include "base/strings.h"
+
 namespace airlock::egress {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
+std::string lower(std::string_view s) { return ascii_lower(s); }
 
 bool iequal(std::string_view a, std::string_view b) { return lower(a) == lower(b); }
 

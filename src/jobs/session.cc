@@ -77,7 +77,7 @@ uid_t Session::host_uid() const { return sandbox::IdMap{sandbox_.host_base()}.ho
 
 Status Session::interrupt() { return sandbox_.process->signal_payload(SIGINT); }
 
-Result<std::optional<std::string>> Session::await_answer(const std::string& id, int64_t deadline_ms,
+Result<std::optional<CallResult>> Session::await_answer(const std::string& id, int64_t deadline_ms,
                                                          CallResult& raw) {
   const std::string mark = kKernelMark;
   for (;;) {
@@ -89,13 +89,12 @@ Result<std::optional<std::string>> Session::await_answer(const std::string& id, 
         raw.stdout_text += line + "\n";
         continue;
       }
-      std::string body = line.substr(mark.size());
-      auto j = nlohmann::json::parse(body, nullptr, false);
-      if (j.is_object() && str_field(j, "id") == id) return std::optional<std::string>(body);
+      auto answer = parse_kernel_answer(line.substr(mark.size()));
+      if (answer && answer->id == id) return std::optional<CallResult>(std::move(*answer));
     }
     if (out_buf_.size() > kMaxLine) return fail("the session's kernel sent a line over 64 MiB");
     int64_t left = deadline_ms - now_ms();
-    if (left <= 0) return std::optional<std::string>();
+    if (left <= 0) return std::optional<CallResult>();
     pollfd fds[3] = {{sandbox_.stdout_r.get(), POLLIN, 0},
                      {sandbox_.stderr_r.get(), POLLIN, 0},
                      {sandbox_.process->pidfd(), POLLIN, 0}};
@@ -114,7 +113,7 @@ Result<std::optional<std::string>> Session::await_answer(const std::string& id, 
       if (n > 0) raw.stderr_text.append(buf, static_cast<size_t>(n));
     }
     if (fds[2].revents) alive_ = false;  // init exited: the sandbox is gone
-    if (!alive_ && out_buf_.find('\n') == std::string::npos) return std::optional<std::string>();
+    if (!alive_ && out_buf_.find('\n') == std::string::npos) return std::optional<CallResult>();
   }
 }
 
@@ -150,12 +149,11 @@ Result<CallResult> Session::exec(const std::string& code, int timeout_ms) {
                        : "the session's sandbox ended during the call";
     return raw;
   }
-  auto parsed = parse_kernel_answer(**answer);
-  if (!parsed) return std::unexpected(parsed.error());
-  parsed->stdout_text = raw.stdout_text + parsed->stdout_text;
-  parsed->stderr_text = raw.stderr_text + parsed->stderr_text;
-  if (timed_out && parsed->status == "interrupted") parsed->status = "timed_out";
-  return *parsed;
+  CallResult& result = **answer;
+  result.stdout_text = raw.stdout_text + result.stdout_text;
+  result.stderr_text = raw.stderr_text + result.stderr_text;
+  if (timed_out && result.status == "interrupted") result.status = "timed_out";
+  return std::move(result);
 }
 
 }  // namespace airlock::jobs

@@ -55,9 +55,9 @@ class Session {
 
  private:
   explicit Session(PreparedSandbox sandbox) : sandbox_(std::move(sandbox)) {}
-  // Reads until the answer with `id` arrives, the deadline passes or the
-  // sandbox dies; raw output lines go to `raw`.
-  Result<std::optional<std::string>> await_answer(const std::string& id, int64_t deadline_ms, CallResult& raw);
+  // Reads until the answer with `id` arrives (parsed once, here), the deadline
+  // passes or the sandbox dies; raw output lines go to `raw`.
+  Result<std::optional<CallResult>> await_answer(const std::string& id, int64_t deadline_ms, CallResult& raw);
 
   PreparedSandbox sandbox_;
   std::string out_buf_, err_buf_;

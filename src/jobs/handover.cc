@@ -16,7 +16,10 @@ namespace {
 constexpr size_t kMaxMessage = 64 * 1024;
 constexpr size_t kFdCount = 11;
 
-// A connected socket, or an error saying why there is no pool to talk to.
+}  // namespace
+
+std::string pool_socket_path(const std::string& state_dir) { return state_dir + "/pool.sock"; }
+
 Result<UniqueFd> connect_pool(const std::string& socket_path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -25,15 +28,12 @@ Result<UniqueFd> connect_pool(const std::string& socket_path) {
   UniqueFd sock(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!sock) return fail_errno("create a socket for the warm pool");
   if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) < 0) {
-    if (errno == ENOENT || errno == ECONNREFUSED) return fail("no warm pool is running");
-    return fail(std::string("cannot reach the warm pool: ") + std::strerror(errno));
+    if (errno == ENOENT || errno == ECONNREFUSED) return fail_with("no warm pool is running", errno);
+    return fail_with(std::string("cannot reach the warm pool: ") + std::strerror(errno), errno);
   }
   return sock;
 }
 
-}  // namespace
-
-std::string pool_socket_path(const std::string& state_dir) { return state_dir + "/pool.sock"; }
 
 Status send_prepared(int sock, PreparedSandbox& sb) {
   AIRLOCK_CHECK(sb.process && sb.dir && sb.lease && sb.cgroup);

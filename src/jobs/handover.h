@@ -16,6 +16,10 @@ namespace airlock::jobs {
 // The pool's socket in a state directory.
 std::string pool_socket_path(const std::string& state_dir);
 
+// A socket connected to the pool at `socket_path`, or an error saying why
+// there is none to talk to (err: ENOENT or ECONNREFUSED when no pool runs).
+Result<UniqueFd> connect_pool(const std::string& socket_path);
+
 // Sends `sandbox` over `sock`; on success this process no longer owns it
 // (the object is emptied without killing anything).
 Status send_prepared(int sock, PreparedSandbox& sandbox);

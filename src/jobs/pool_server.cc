@@ -31,14 +31,9 @@ sockaddr_un address(const std::string& path) {
 
 Result<std::unique_ptr<PoolServer>> PoolServer::start(WarmPool& pool, const std::string& path) {
   if (path.size() >= sizeof(sockaddr_un::sun_path)) return fail("the pool socket path is too long: " + path);
-  sockaddr_un addr = address(path);
   if (auto st = sys::make_dirs(path.substr(0, path.rfind('/')), 0711); !st) return std::unexpected(st.error());
-  {
-    UniqueFd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-    if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0)
-      return fail("a warm pool already serves " + path);
-    if (errno == ECONNREFUSED) ::unlink(path.c_str());  // a dead pool's socket
-  }
+  if (auto probe = connect_pool(path); probe) return fail("a warm pool already serves " + path);
+  else if (probe.error().err == ECONNREFUSED) ::unlink(path.c_str());  // a dead pool's socket
   UniqueFd listen(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!listen) return fail_errno("create the pool socket");
   // Bound under a temporary name, made root-only, then renamed into place:

@@ -36,6 +36,7 @@
 
 #include "store/store.h"
 #include "support/http_client.h"
+#include "support/serve_launch.h"
 #include "sys/remove_tree.h"
 
 using Clock = std::chrono::steady_clock;
@@ -86,31 +87,15 @@ bool start_daemon(const Options& opt, Daemon& d, bool pool) {
   if (pool && !opt.external_pool) {
     args.insert(args.end(), {"--warm", std::to_string(opt.warm), "--preloaded", std::to_string(opt.preloaded)});
   }
-  int out[2];
-  if (::pipe(out) < 0) return false;
-  d.pid = ::fork();
-  if (d.pid == 0) {
-    ::dup2(out[1], 1);
-    int log = ::open((d.dir + "/serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(log, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  ::close(out[0]);
-  auto at = line.find("127.0.0.1:");
-  if (at == std::string::npos) {
-    std::fprintf(stderr, "serve (%s) did not start: %s (see %s/serve.log)\n", d.name.c_str(), line.c_str(),
-                 d.dir.c_str());
+  airlock::testing::LaunchedServe serve =
+      airlock::testing::launch_serve(args, d.dir + "/serve.log", O_TRUNC, 0600);
+  d.pid = serve.pid;
+  if (serve.port == 0) {
+    std::fprintf(stderr, "serve (%s) did not start: %s (see %s/serve.log)\n", d.name.c_str(),
+                 serve.first_line.c_str(), d.dir.c_str());
     return false;
   }
-  d.port = static_cast<uint16_t>(std::stoi(line.substr(at + 10)));
+  d.port = serve.port;
   if (pool && opt.external_pool) {  // after the serve, whose start sweeps its state directory
     std::string log = d.dir + "/pool.log";
     d.pool_pid = ::fork();

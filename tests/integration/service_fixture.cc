@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "store/store.h"
+#include "support/serve_launch.h"
 
 namespace airlock::testing {
 namespace {
@@ -42,32 +43,14 @@ ServiceProcess::ServiceProcess(std::vector<std::string> extra_args)
 }
 
 void ServiceProcess::start() {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) < 0) throw std::runtime_error("pipe");
-  std::string log = dir_.sub("serve.log");
   std::vector<std::string> args = {AIRLOCK_BINARY, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_,
                                    "--state-dir", state_};
   args.insert(args.end(), extra_.begin(), extra_.end());
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    ::dup2(out[1], 1);
-    int e = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(e, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  // "airlock serve: listening on http://127.0.0.1:PORT (...)"
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  ::close(out[0]);
-  auto at = line.find("127.0.0.1:");
-  if (at == std::string::npos) throw std::runtime_error("serve did not start: " + line + "\n" + this->log());
-  port_ = static_cast<uint16_t>(std::stoi(line.substr(at + 10)));
+  LaunchedServe serve = launch_serve(args, dir_.sub("serve.log"), O_APPEND, 0644);
+  pid_ = serve.pid;
+  if (serve.pid < 0) throw std::runtime_error("start airlock serve");
+  if (serve.port == 0) throw std::runtime_error("serve did not start: " + serve.first_line + "\n" + this->log());
+  port_ = serve.port;
   ++start_count_;
 }
 

@@ -277,6 +277,17 @@ void Connection::disarm() {
   timer_.cancel();
 }
 
+bool Connection::write_completed(beast::error_code ec, size_t bytes, const char* reason) {
+  writing_ = false;
+  info_.bytes_out += bytes;
+  if (phase_ == Phase::kClosed) return false;
+  if (ec) {
+    close(reason);
+    return false;
+  }
+  return true;
+}
+
 void Connection::close(const char* reason) {
   if (phase_ == Phase::kClosed) return;
   Phase was = phase_;
@@ -625,13 +636,7 @@ void Connection::send(HttpResponse response, bool close_after, bool linger) {
       writing_ = true;
       http::async_write_header(socket_, *head_serializer_,
                                [self = shared_from_this(), size](beast::error_code ec, size_t n) {
-                                 self->writing_ = false;
-                                 self->info_.bytes_out += n;
-                                 if (self->phase_ == Phase::kClosed) return;
-                                 if (ec) {
-                                   self->close("client closed during the response");
-                                   return;
-                                 }
+                                 if (!self->write_completed(ec, n, "client closed during the response")) return;
                                  self->write_file_step(
                                      std::make_shared<std::vector<char>>(kFileChunk), size);
                                });
@@ -662,13 +667,7 @@ void Connection::write_serialized(
   http::async_write_some(
       socket_, *serializer,
       [self = shared_from_this(), message, serializer](beast::error_code ec, size_t n) {
-        self->writing_ = false;
-        self->info_.bytes_out += n;
-        if (self->phase_ == Phase::kClosed) return;
-        if (ec) {
-          self->close("client closed during the response");
-          return;
-        }
+        if (!self->write_completed(ec, n, "client closed during the response")) return;
         if (!serializer->is_done()) {
           self->write_serialized(message, serializer);
           return;
@@ -696,13 +695,7 @@ void Connection::write_file_step(std::shared_ptr<std::vector<char>> chunk, uint6
   net::async_write(socket_, net::buffer(chunk->data(), static_cast<size_t>(got)),
                    [self = shared_from_this(), chunk, remaining, got](beast::error_code ec,
                                                                      size_t n) {
-                     self->writing_ = false;
-                     self->info_.bytes_out += n;
-                     if (self->phase_ == Phase::kClosed) return;
-                     if (ec) {
-                       self->close("client closed during the response");
-                       return;
-                     }
+                     if (!self->write_completed(ec, n, "client closed during the response")) return;
                      self->write_file_step(chunk, remaining - static_cast<uint64_t>(got));
                    });
 }
@@ -754,13 +747,7 @@ void Connection::start_events() {
   writing_ = true;
   http::async_write_header(socket_, *head_serializer_,
                            [self = shared_from_this()](beast::error_code ec, size_t n) {
-                             self->writing_ = false;
-                             self->info_.bytes_out += n;
-                             if (self->phase_ == Phase::kClosed) return;
-                             if (ec) {
-                               self->close("client closed the event stream");
-                               return;
-                             }
+                             if (!self->write_completed(ec, n, "client closed the event stream")) return;
                              self->disarm();
                              self->pump_events();
                            });
@@ -777,13 +764,7 @@ void Connection::pump_events() {
     end = current_->ended;
   }
   auto done = [self = shared_from_this()](beast::error_code ec, size_t n, bool last) {
-    self->writing_ = false;
-    self->info_.bytes_out += n;
-    if (self->phase_ == Phase::kClosed) return;
-    if (ec) {
-      self->close("client closed the event stream");
-      return;
-    }
+    if (!self->write_completed(ec, n, "client closed the event stream")) return;
     self->disarm();
     if (last) {
       self->on_response_written();

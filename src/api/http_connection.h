@@ -183,6 +183,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void arm(int ms);
   void disarm();
+  // The end of a response or event write: counts the bytes; false when the
+  // connection is closed or the write failed (then it is closed with `reason`).
+  bool write_completed(beast::error_code ec, size_t bytes, const char* reason);
   void linger();
 
   std::shared_ptr<HttpServer::Core> core_;  // first: outlives the socket and timer

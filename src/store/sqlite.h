@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -55,6 +56,26 @@ class Statement {
   std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
   int bind_error_ = SQLITE_OK;
 };
+
+// Calls `visit(const Statement&)` for every row `s` yields.
+template <class Visit>
+Status each_row(Statement& s, Visit visit) {
+  while (true) {
+    auto row = s.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return {};
+    visit(static_cast<const Statement&>(s));
+  }
+}
+
+// Every row of `s`, each read into a T by `read(const Statement&)`.
+template <class T, class Read>
+Result<std::vector<T>> collect_rows(Statement& s, Read read) {
+  std::vector<T> out;
+  if (auto st = each_row(s, [&](const Statement& r) { out.push_back(read(r)); }); !st)
+    return std::unexpected(st.error());
+  return out;
+}
 
 class Database {
  public:

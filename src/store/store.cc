@@ -225,13 +225,7 @@ Result<std::vector<Tenant>> Store::tenants() {
       "SELECT id, name, max_running, max_queued, max_memory_bytes, max_timeout_ms, "
       "max_cpu_time_ms, max_pids, created_at FROM tenants ORDER BY name");
   if (!s) return std::unexpected(s.error());
-  std::vector<Tenant> out;
-  while (true) {
-    auto row = (*s)->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(read_tenant(**s));
-  }
+  return collect_rows<Tenant>(**s, read_tenant);
 }
 
 // --- API keys ----------------------------------------------------------------
@@ -300,13 +294,7 @@ Result<std::vector<ApiKey>> Store::keys(const std::string& tenant_id) {
       "WHERE ?1 = '' OR tenant_id = ?1 ORDER BY created_at, id");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, tenant_id);
-  std::vector<ApiKey> out;
-  while (true) {
-    auto row = (*s)->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(read_key(**s));
-  }
+  return collect_rows<ApiKey>(**s, read_key);
 }
 
 Result<std::optional<ApiKey>> Store::key(const std::string& key_id) {
@@ -429,13 +417,8 @@ Result<std::vector<std::pair<std::string, std::string>>> Store::publications(
   auto s = sql("SELECT name, key_id, at FROM publications WHERE job_id = ?1 ORDER BY n");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, job_id);
-  std::vector<std::pair<std::string, std::string>> out;
-  while (true) {
-    auto row = (*s)->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.emplace_back((*s)->text(0), (*s)->text(1) + "@" + (*s)->text(2));
-  }
+  return collect_rows<std::pair<std::string, std::string>>(
+      **s, [](const Statement& r) { return std::make_pair(r.text(0), r.text(1) + "@" + r.text(2)); });
 }
 
 }  // namespace airlock::store

@@ -83,20 +83,6 @@ std::optional<std::pair<std::string, int64_t>> decode_cursor(const std::string& 
   return std::pair{text->substr(0, nl), n};
 }
 
-template <class T>
-using Rows = Result<std::vector<T>>;
-
-template <class T, class Read>
-Rows<T> collect(Statement& s, Read read) {
-  std::vector<T> out;
-  while (true) {
-    auto row = s.step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(read(s));
-  }
-}
-
 }  // namespace
 
 Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
@@ -300,7 +286,7 @@ Result<std::vector<JobRow>> Store::unfinished_jobs() {
   std::lock_guard lock(mu_);
   auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE state <> 'finished' ORDER BY n");
   if (!s) return std::unexpected(s.error());
-  return collect<JobRow>(**s, read_job);
+  return collect_rows<JobRow>(**s, read_job);
 }
 
 Result<std::pair<int, int>> Store::active_jobs(const std::string& tenant_id) {
@@ -337,7 +323,7 @@ Result<std::vector<ArtifactRow>> Store::artifacts(const std::string& job_id) {
                "ORDER BY name");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, job_id);
-  return collect<ArtifactRow>(**s, [](const Statement& r) {
+  return collect_rows<ArtifactRow>(**s, [](const Statement& r) {
     return ArtifactRow{r.text(0), r.text(1), r.text(2), r.text(3),
                        static_cast<uint64_t>(r.int64(4))};
   });

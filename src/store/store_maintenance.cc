@@ -61,13 +61,11 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
   {
     auto s = sql("SELECT tenant_id, seq, hash FROM chain_heads ORDER BY tenant_id");
     if (!s) return std::unexpected(s.error());
-    while (true) {
-      auto row = (*s)->step();
-      if (!row) return std::unexpected(row.error());
-      if (!*row) break;
-      tenants.push_back((*s)->text(0));
-      heads.push_back(ChainHead{(*s)->int64(1), (*s)->text(2)});
-    }
+    auto visited = each_row(**s, [&](const Statement& r) {
+      tenants.push_back(r.text(0));
+      heads.push_back(ChainHead{r.int64(1), r.text(2)});
+    });
+    if (!visited) return std::unexpected(visited.error());
   }
 
   uint64_t removed = 0;
@@ -105,12 +103,10 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
           "ORDER BY seq");
       if (!s) return std::unexpected(s.error());
       (*s)->bind(1, tenant).bind(2, through);
-      while (true) {
-        auto row = (*s)->step();
-        if (!row) return std::unexpected(row.error());
-        if (!*row) break;
-        jobs.push_back((*s)->text(0));
-      }
+      auto visited = each_row(**s, [&](const Statement& r) {
+        jobs.push_back(r.text(0));
+      });
+      if (!visited) return std::unexpected(visited.error());
     }
     // Only an earlier retention record is old: removing it alone would just
     // replace it with another one at every run.
@@ -121,12 +117,10 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
         auto s = sql("SELECT sha256 FROM artifacts WHERE job_id = ?1");
         if (!s) return std::unexpected(s.error());
         (*s)->bind(1, job);
-        while (true) {
-          auto row = (*s)->step();
-          if (!row) return std::unexpected(row.error());
-          if (!*row) break;
-          released.insert((*s)->text(0));
-        }
+        auto visited = each_row(**s, [&](const Statement& r) {
+          released.insert(r.text(0));
+        });
+        if (!visited) return std::unexpected(visited.error());
       }
       for (const char* text : {"DELETE FROM publications WHERE job_id = ?1",
                                "DELETE FROM artifacts WHERE job_id = ?1",
@@ -180,12 +174,10 @@ Result<VerifyReport> Store::verify() {
         "SELECT tenant_id FROM chain_heads UNION SELECT DISTINCT tenant_id FROM records "
         "ORDER BY 1");
     if (!s) return std::unexpected(s.error());
-    while (true) {
-      auto row = (*s)->step();
-      if (!row) return std::unexpected(row.error());
-      if (!*row) break;
-      tenants.push_back((*s)->text(0));
-    }
+    auto visited = each_row(**s, [&](const Statement& r) {
+      tenants.push_back(r.text(0));
+    });
+    if (!visited) return std::unexpected(visited.error());
   }
 
   // Steps through one tenant's records selected by `query`, oldest first.
@@ -194,13 +186,9 @@ Result<VerifyReport> Store::verify() {
     auto s = sql(query);
     if (!s) return std::unexpected(s.error());
     (*s)->bind(1, tenant);
-    while (true) {
-      auto row = (*s)->step();
-      if (!row) return std::unexpected(row.error());
-      if (!*row) return {};
-      const Statement& r = **s;
+    return each_row(**s, [&](const Statement& r) {
       visit(StoredRecord{r.text(0), r.text(1), r.int64(2), r.text(3), r.text(4), r.text(5), r.text(6)});
-    }
+    });
   };
   for (const auto& tenant : tenants) {
     ChainVerifier chain(tenant);
@@ -235,28 +223,24 @@ Result<VerifyReport> Store::verify() {
         "SELECT j.tenant_id, j.id FROM jobs j WHERE j.state = 'finished' AND NOT EXISTS "
         "(SELECT 1 FROM records r WHERE r.job_id = j.id) ORDER BY j.n");
     if (!s) return std::unexpected(s.error());
-    while (true) {
-      auto row = (*s)->step();
-      if (!row) return std::unexpected(row.error());
-      if (!*row) break;
-      report.problems.push_back("tenant " + (*s)->text(0) + ": job " + (*s)->text(1) +
+    auto visited = each_row(**s, [&](const Statement& r) {
+      report.problems.push_back("tenant " + r.text(0) + ": job " + r.text(1) +
                                 " finished but its record is missing");
-    }
+    });
+    if (!visited) return std::unexpected(visited.error());
   }
   // Every artifact row has its bytes (their content is not re-hashed here).
   {
     auto s = sql("SELECT job_id, name, sha256 FROM artifacts ORDER BY job_id, name");
     if (!s) return std::unexpected(s.error());
-    while (true) {
-      auto row = (*s)->step();
-      if (!row) return std::unexpected(row.error());
-      if (!*row) break;
-      std::string path = cas_.path((*s)->text(2));
+    auto visited = each_row(**s, [&](const Statement& r) {
+      std::string path = cas_.path(r.text(2));
       struct stat st{};
       if (path.empty() || ::lstat(path.c_str(), &st) < 0 || !S_ISREG(st.st_mode))
-        report.problems.push_back("job " + (*s)->text(0) + ": artifact " + (*s)->text(1) +
-                                  " (sha256 " + (*s)->text(2) + ") is missing");
-    }
+        report.problems.push_back("job " + r.text(0) + ": artifact " + r.text(1) +
+                                  " (sha256 " + r.text(2) + ") is missing");
+    });
+    if (!visited) return std::unexpected(visited.error());
   }
   report.ok = report.problems.empty();
   return report;

@@ -109,11 +109,63 @@ CREATE TABLE publications (
 ) STRICT;
 CREATE INDEX publications_job ON publications(job_id);
 )sql",
+    // 1 -> 2: sessions, their calls, and workspace snapshots.
+    R"sql(
+-- A session's record goes into its tenant's chain (records.job_id = session id)
+-- when it closes; its calls are kept here as they end.
+CREATE TABLE sessions (
+  n            INTEGER PRIMARY KEY AUTOINCREMENT,
+  id           TEXT NOT NULL UNIQUE,
+  tenant_id    TEXT NOT NULL REFERENCES tenants(id),
+  key_id       TEXT NOT NULL,
+  state        TEXT NOT NULL CHECK (state IN ('open', 'closed')),
+  request_json TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  closed_at    TEXT NOT NULL DEFAULT '',
+  close_reason TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX sessions_tenant_created ON sessions(tenant_id, created_at, n);
+CREATE INDEX sessions_open ON sessions(state) WHERE state = 'open';
+
+CREATE TABLE session_calls (
+  session_id  TEXT NOT NULL REFERENCES sessions(id),
+  seq         INTEGER NOT NULL,
+  id          TEXT NOT NULL,
+  call_json   TEXT NOT NULL,  -- kind, code, status, times, usage, result (capped)
+  PRIMARY KEY (session_id, seq)
+) STRICT;
+CREATE UNIQUE INDEX session_calls_id ON session_calls(id);
+
+-- A snapshot belongs to a tenant; the same content taken by two tenants is
+-- two rows sharing the stored files.
+CREATE TABLE snapshots (
+  tenant_id     TEXT NOT NULL REFERENCES tenants(id),
+  digest        TEXT NOT NULL,
+  manifest_json TEXT NOT NULL,
+  size_bytes    INTEGER NOT NULL,
+  entries       INTEGER NOT NULL,
+  source        TEXT NOT NULL,  -- the session it was taken from
+  created_at    TEXT NOT NULL,
+  expires_at    TEXT NOT NULL,  -- '' = never
+  PRIMARY KEY (tenant_id, digest)
+) STRICT;
+CREATE INDEX snapshots_expiry ON snapshots(expires_at) WHERE expires_at <> '';
+
+-- Which stored contents (artifacts/sha256/...) each snapshot references, so
+-- that removing a snapshot or an artifact keeps contents still in use.
+CREATE TABLE snapshot_files (
+  tenant_id TEXT NOT NULL,
+  digest    TEXT NOT NULL,
+  sha256    TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, digest, sha256)
+) STRICT;
+CREATE INDEX snapshot_files_sha256 ON snapshot_files(sha256);
+)sql",
 };
 
 // PRAGMA user_version takes no bound parameter; the values are our own constants.
 constexpr std::array<const char*, kSchemaVersion + 1> kSetVersion = {
-    "PRAGMA user_version = 0", "PRAGMA user_version = 1"};
+    "PRAGMA user_version = 0", "PRAGMA user_version = 1", "PRAGMA user_version = 2"};
 
 }  // namespace
 

@@ -109,11 +109,55 @@ class Store {
   Result<Usage> usage(const std::string& tenant_id, const std::string& from,
                       const std::string& to);
 
+  // Sessions. A new session is open; close_session() appends its record to
+  // the tenant's chain and marks it closed, in one transaction (fails if it
+  // is already closed). Calls are added as they end, numbered by `seq`.
+  Status create_session(const SessionRow& row);
+  Result<std::optional<SessionRow>> session(const std::string& tenant_id, const std::string& id);
+  Result<std::vector<SessionRow>> sessions(const std::string& tenant_id, int limit);  // newest first
+  Result<std::vector<SessionRow>> open_sessions();  // all tenants, oldest first
+  Status add_session_call(const SessionCallRow& call);
+  Result<std::vector<SessionCallRow>> session_calls(const std::string& session_id);  // by seq
+  // The call `call_id` if its session belongs to `tenant_id`.
+  Result<std::optional<SessionCallRow>> session_call(const std::string& tenant_id, const std::string& call_id);
+  Result<StoredRecord> close_session(const std::string& id, const std::string& reason, const std::string& closed_at,
+                                     const std::string& record_json);
+
   // Removes, per tenant, the longest prefix of the chain whose records were
   // created before `before`, with their jobs, artifact rows and publications,
   // and the artifact files no longer referenced; appends a retention record
   // (created at `now`) to each chain it shortened. Returns the jobs removed.
   Result<uint64_t> remove_older_than(const std::string& before, const std::string& now);
+
+  // --- workspace snapshots (store_snapshots.cc, docs/snapshots.md) ---
+
+  // Where snapshot contents go (workspace::capture_tree) and come from
+  // (workspace::restore_tree): the artifact directory, shared with artifacts.
+  const ContentStore& contents() const { return cas_; }
+
+  // Adds a snapshot of row.tenant_id: the manifest is parsed strictly, and
+  // digest, size_bytes and entries are computed from it (a non-empty
+  // row.digest must match). In one transaction: the row and one snapshot_files
+  // row per distinct content. Every content the manifest names must be stored
+  // (capture_tree put it there); this is checked under the store's mutex, so
+  // a removal running at the same time either happened before (the add fails,
+  // naming the content: capture again) or sees the new rows. created_at is
+  // generated if empty. When the tenant already has this digest the existing
+  // row is returned (second: false) and nothing changes.
+  Result<std::pair<SnapshotRow, bool>> add_snapshot(const SnapshotRow& row);
+  Result<std::optional<SnapshotRow>> snapshot(const std::string& tenant_id,
+                                              const std::string& digest);
+  // Newest first (created_at, then digest).
+  Result<std::vector<SnapshotRow>> snapshots(const std::string& tenant_id);
+  // Removes the tenant's snapshot, appends a "snapshot_removed" record (reason
+  // "deleted", created at `now`, "" = the current time) to the tenant's chain,
+  // and removes the stored contents no snapshot and no artifact references any
+  // more. false: the tenant has no such snapshot (another tenant's answers the same).
+  Result<bool> delete_snapshot(const std::string& tenant_id, const std::string& digest,
+                               const std::string& now = "");
+  // The same for every snapshot with expires_at <= now (reason "expired").
+  // Returns how many were removed.
+  Result<uint64_t> expire_snapshots(const std::string& now);
 
   // Recomputes every chain. Detects a changed record, a removed record (a seq
   // gap not covered by a retention record, or a missing tail), a broken
@@ -126,6 +170,15 @@ class Store {
   Result<std::optional<JobRow>> job_locked(const std::string& job_id);
   Result<std::optional<Tenant>> tenant_locked(const char* sql, const std::string& value);
   Status append_record_locked(StoredRecord& record);
+  Result<std::optional<SnapshotRow>> snapshot_locked(const std::string& tenant_id,
+                                                     const std::string& digest);
+  // Deletes one snapshot's rows and appends its removal record; adds the
+  // contents it released (referenced by nothing else) to `released`.
+  Status remove_snapshot_locked(const SnapshotRow& row, const std::string& reason,
+                                const std::string& now, std::set<std::string>& released);
+  // Unlinks released contents that no row references and no put_artifact()
+  // is about to name. After the commit; a failed unlink leaves a harmless file.
+  void remove_unreferenced_locked(const std::set<std::string>& released);
 
   std::string data_dir_;
   ContentStore cas_;

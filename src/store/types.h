@@ -1,5 +1,5 @@
 // The rows of the service's store: tenants, API keys, uploaded files, jobs,
-// records (a hash chain per tenant) and artifacts. Plain data, no behaviour.
+// records (a hash chain per tenant), artifacts and workspace snapshots. Plain data, no behaviour.
 #pragma once
 
 #include <cstdint>
@@ -86,6 +86,34 @@ struct JobPage {
 struct Usage {
   uint64_t jobs = 0, cpu_ms = 0, wall_ms = 0, peak_memory_bytes = 0;
   std::map<std::string, uint64_t> by_outcome;
+};
+
+// A session (issue 6): open while its sandbox lives; its record joins the
+// tenant's chain (job_id = session id) when it closes.
+struct SessionRow {
+  std::string id, tenant_id, key_id;
+  std::string state = "open";  // "open" or "closed"
+  std::string request_json;
+  std::string created_at, closed_at, close_reason;
+};
+
+// One ended call of a session, as stored (call_json: kind, code, status, times, usage, result).
+struct SessionCallRow {
+  std::string session_id, id;
+  int64_t seq = 0;
+  std::string call_json;
+};
+
+// A workspace snapshot of one tenant (the same content taken by two tenants is
+// two rows). manifest_json is the canonical manifest (docs/snapshots.md);
+// digest is "sha256:<hex>" of it.
+struct SnapshotRow {
+  std::string tenant_id, digest, manifest_json;
+  uint64_t size_bytes = 0;  // all files together
+  uint64_t entries = 0;     // directories, files and symlinks
+  std::string source;       // where it was taken from, e.g. the session id
+  std::string created_at;
+  std::string expires_at;   // "" = never
 };
 
 struct VerifyReport {

@@ -1,22 +1,22 @@
 // The content-addressed artifact directory: <root>/sha256/<first 2 hex>/<hex>.
 // Files are written once (read-only, 0400) and never modified; the same bytes
-// are stored once however many jobs produce them.
+// are stored once however many jobs or snapshots hold them. The layout, and
+// put_fd()/open(), are workspace::ContentDir's (the engine restores snapshots
+// from the same directory).
 #pragma once
 
 #include <string>
 
 #include "base/result.h"
+#include "workspace/content_dir.h"
 
 namespace airlock::store {
 
-class ContentStore {
+class ContentStore : public workspace::ContentDir {
  public:
   // `root` is <data_dir>/artifacts; create_dirs() makes it (0700) with sha256/ and tmp/.
-  explicit ContentStore(std::string root) : root_(std::move(root)) {}
+  explicit ContentStore(std::string root) : ContentDir(std::move(root)) {}
   Status create_dirs() const;
-
-  // The stored path of `sha256`; "" when it is not 64 lower-case hex characters.
-  std::string path(const std::string& sha256) const;
 
   // Copies `source` (a regular file, not followed if it is a symlink) into a
   // temporary file while hashing it, refuses it when the hash differs from
@@ -30,9 +30,6 @@ class ContentStore {
 
   // Removes the stored file of `sha256`; a missing file is not an error.
   Status remove(const std::string& sha256) const;
-
- private:
-  std::string root_;
 };
 
 }  // namespace airlock::store

@@ -25,6 +25,27 @@ std::string retention_record_json(const std::vector<std::string>& removed_jobs,
   return j.dump();
 }
 
+std::string snapshot_removal_record_json(const SnapshotRow& snapshot, const std::string& reason,
+                                         uint64_t released_contents) {
+  nlohmann::ordered_json j;
+  j["kind"] = "snapshot_removed";
+  j["reason"] = reason;
+  j["digest"] = snapshot.digest;
+  j["source"] = snapshot.source;
+  j["created_at"] = snapshot.created_at;
+  j["expires_at"] = snapshot.expires_at;
+  j["released_contents"] = released_contents;
+  return j.dump();
+}
+
+bool is_snapshot_removal_record(std::string_view json) {
+  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  auto kind = j.find("kind");
+  auto digest = j.find("digest");
+  return kind != j.end() && *kind == "snapshot_removed" && digest != j.end() && digest->is_string();
+}
+
 std::optional<RetentionCover> parse_retention_record(std::string_view json) {
   auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
@@ -39,7 +60,10 @@ std::optional<RetentionCover> parse_retention_record(std::string_view json) {
 
 void ChainVerifier::problem(const StoredRecord& record, const std::string& what) {
   std::string where = "tenant " + tenant_ + ": record seq " + std::to_string(record.seq);
-  where += record.job_id.empty() ? " (retention)" : " (job " + record.job_id + ")";
+  if (!record.job_id.empty())
+    where += " (job " + record.job_id + ")";
+  else
+    where += is_snapshot_removal_record(record.json) ? " (snapshot removal)" : " (retention)";
   problems_.push_back(where + " " + what);
 }
 
@@ -65,8 +89,9 @@ void ChainVerifier::start() {
 void ChainVerifier::add(const StoredRecord& record) {
   if (!started_) start();
   ++records_;
-  if (record.job_id.empty() && !parse_retention_record(record.json))
-    problem(record, "has no job and is not a retention record");
+  if (record.job_id.empty() && !parse_retention_record(record.json) &&
+      !is_snapshot_removal_record(record.json))
+    problem(record, "has no job and is not a retention or snapshot removal record");
   if (record.seq < expected_seq_) {
     problem(record, "is still present although a retention record covers it");
   } else {

@@ -25,6 +25,13 @@ std::string retention_record_json(const std::vector<std::string>& removed_jobs,
                                    int64_t removed_through_seq,
                                    const std::string& last_removed_hash);
 
+// {"kind":"snapshot_removed","reason":"deleted"|"expired","digest":"sha256:...",
+//  "source":"...","created_at":"...","expires_at":"...","released_contents":N}:
+// appended (with an empty job_id) when a snapshot is deleted or expires.
+std::string snapshot_removal_record_json(const SnapshotRow& snapshot, const std::string& reason,
+                                         uint64_t released_contents);
+bool is_snapshot_removal_record(std::string_view json);
+
 // What a retention record says it removed; nullopt when `json` is not one.
 struct RetentionCover {
   int64_t through_seq = 0;
@@ -39,7 +46,8 @@ struct ChainHead {
   std::string hash;
 };
 
-// Usage: note_retention() for every retention record (job_id empty), then
+// Records with an empty job_id are retention or snapshot-removal records.
+// Usage: note_retention() for every record with an empty job_id, then
 // add() for every record in ascending seq, then finish().
 class ChainVerifier {
  public:

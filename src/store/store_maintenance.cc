@@ -97,20 +97,23 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
       last_hash = (*s)->text(1);
     }
     std::vector<std::string> jobs;
+    bool other_records = false;  // snapshot removal records (job_id '', not retention)
     {
       auto s = sql(
-          "SELECT job_id FROM records WHERE tenant_id = ?1 AND seq <= ?2 AND job_id <> '' "
-          "ORDER BY seq");
+          "SELECT job_id, json FROM records WHERE tenant_id = ?1 AND seq <= ?2 ORDER BY seq");
       if (!s) return std::unexpected(s.error());
       (*s)->bind(1, tenant).bind(2, through);
       auto visited = each_row(**s, [&](const Statement& r) {
-        jobs.push_back(r.text(0));
+        if (!r.text(0).empty())
+          jobs.push_back(r.text(0));
+        else if (!parse_retention_record(r.text(1)))
+          other_records = true;
       });
       if (!visited) return std::unexpected(visited.error());
     }
     // Only an earlier retention record is old: removing it alone would just
     // replace it with another one at every run.
-    if (jobs.empty()) continue;
+    if (jobs.empty() && !other_records) continue;
 
     for (const auto& job : jobs) {
       {
@@ -146,18 +149,10 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
   }
   if (auto st = tx->commit(); !st) return std::unexpected(st.error());
 
-  // Files go after the commit, and only those no row references and no
-  // put_artifact() is about to name (both checked under the mutex that
-  // put_artifact() takes). A failed unlink leaves an unreferenced file: harmless.
-  for (const auto& sha : released) {
-    if (unclaimed_artifacts_.contains(sha)) continue;
-    auto s = sql("SELECT 1 FROM artifacts WHERE sha256 = ?1 LIMIT 1");
-    if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, sha);
-    auto row = (*s)->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) (void)cas_.remove(sha);
-  }
+  // Files go after the commit, and only those no artifact or snapshot row
+  // references and no put_artifact() is about to name (all checked under the
+  // mutex that put_artifact() and add_snapshot() take).
+  remove_unreferenced_locked(released);
   return removed;
 }
 
@@ -239,6 +234,19 @@ Result<VerifyReport> Store::verify() {
       if (path.empty() || ::lstat(path.c_str(), &st) < 0 || !S_ISREG(st.st_mode))
         report.problems.push_back("job " + r.text(0) + ": artifact " + r.text(1) +
                                   " (sha256 " + r.text(2) + ") is missing");
+    });
+    if (!visited) return std::unexpected(visited.error());
+  }
+  // Every content a snapshot names is stored.
+  {
+    auto s = sql("SELECT tenant_id, digest, sha256 FROM snapshot_files ORDER BY 1, 2, 3");
+    if (!s) return std::unexpected(s.error());
+    auto visited = each_row(**s, [&](const Statement& r) {
+      std::string path = cas_.path(r.text(2));
+      struct stat st{};
+      if (path.empty() || ::lstat(path.c_str(), &st) < 0 || !S_ISREG(st.st_mode))
+        report.problems.push_back("tenant " + r.text(0) + ": snapshot " + r.text(1) +
+                                  " content " + r.text(2) + " is missing");
     });
     if (!visited) return std::unexpected(visited.error());
   }

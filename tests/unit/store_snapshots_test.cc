@@ -1,0 +1,243 @@
+// Store: workspace snapshots (rows, tenant isolation, deletion, expiry,
+// records in the chain) and retention keeping contents a snapshot uses.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <nlohmann/json.hpp>
+
+#include "base/sha256.h"
+#include "base/unique_fd.h"
+#include "store/store.h"
+#include "store_test_util.h"
+#include "workspace/snapshot_tree.h"
+
+namespace airlock::store {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string at(int day) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "2026-01-%02dT12:00:00.000Z", day);
+  return buf;
+}
+
+class StoreSnapshots : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = Store::open(tmp_.path() + "/data");
+    ASSERT_TRUE(s) << s.error().message();
+    store_ = std::move(*s);
+    a_ = store_->create_tenant("acme", {})->id;
+    b_ = store_->create_tenant("globex", {})->id;
+  }
+
+  // Captures a tree of {name: bytes} files through the store's contents.
+  std::string capture(const std::map<std::string, std::string>& files) {
+    std::string dir = tmp_.path() + "/tree" + std::to_string(++trees_);
+    fs::create_directory(dir);
+    for (const auto& [name, bytes] : files) std::ofstream(dir + "/" + name) << bytes;
+    UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    auto captured = workspace::capture_tree(root.get(), store_->contents(), {});
+    EXPECT_TRUE(captured) << captured.error().message();
+    fs::remove_all(dir);
+    return captured->manifest.to_json();
+  }
+
+  SnapshotRow add(const std::string& tenant, const std::string& manifest, int day,
+                  const std::string& expires = "") {
+    SnapshotRow row{.tenant_id = tenant, .manifest_json = manifest, .source = "session-1",
+                    .created_at = at(day), .expires_at = expires};
+    auto added = store_->add_snapshot(row);
+    EXPECT_TRUE(added) << added.error().message();
+    EXPECT_TRUE(added->second);
+    return added->first;
+  }
+
+  bool stored(const std::string& bytes) { return fs::exists(store_->artifact_path(Sha256::of(bytes))); }
+
+  // The json of `tenant`'s records without a job, oldest first, read from the
+  // database file directly (the store looks records up by job id only).
+  std::vector<nlohmann::json> store_records(const std::string& tenant) {
+    std::vector<nlohmann::json> out;
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open((tmp_.path() + "/data/airlock.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT json FROM records WHERE tenant_id = ?1 AND job_id = '' ORDER BY seq",
+                                 -1, &stmt, nullptr), SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, tenant.c_str(), -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(stmt) == SQLITE_ROW)
+      out.push_back(nlohmann::json::parse(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))));
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+  }
+
+  TempDir tmp_;
+  std::unique_ptr<Store> store_;
+  std::string a_, b_;
+  int trees_ = 0;
+};
+
+TEST_F(StoreSnapshots, AddGetListAndAddingAgain) {
+  std::string m1 = capture({{"a.txt", "one"}});
+  std::string m2 = capture({{"a.txt", "two"}, {"b.txt", "three"}});
+  SnapshotRow s1 = add(a_, m1, 1);
+  SnapshotRow s2 = add(a_, m2, 2, at(9));
+  EXPECT_EQ(s2.digest, "sha256:" + Sha256::of(m2));
+  EXPECT_EQ(s2.size_bytes, 8u);
+  EXPECT_EQ(s2.entries, 2u);
+  auto got = store_->snapshot(a_, s2.digest);
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->manifest_json, m2);
+  EXPECT_EQ((*got)->expires_at, at(9));
+  EXPECT_EQ((*got)->source, "session-1");
+  auto list = store_->snapshots(a_);
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].digest, s2.digest);  // newest first
+  EXPECT_EQ((*list)[1].digest, s1.digest);
+
+  // The same content again returns the existing row, unchanged.
+  SnapshotRow again{.tenant_id = a_, .manifest_json = m1, .source = "other", .created_at = at(5)};
+  auto added = store_->add_snapshot(again);
+  ASSERT_TRUE(added);
+  EXPECT_FALSE(added->second);
+  EXPECT_EQ(added->first.created_at, at(1));
+  EXPECT_EQ(added->first.source, "session-1");
+  EXPECT_EQ(store_->snapshots(a_)->size(), 2u);
+}
+
+TEST_F(StoreSnapshots, RefusesBadManifestsWrongDigestsAndMissingContents) {
+  std::string m = capture({{"a.txt", "one"}});
+  SnapshotRow bad{.tenant_id = a_, .manifest_json = R"({"version":1,"entries":[{"kind":"fifo"}]})"};
+  auto r = store_->add_snapshot(bad);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("snapshot manifest"), std::string::npos);
+  SnapshotRow wrong{.tenant_id = a_, .digest = "sha256:" + std::string(64, '0'), .manifest_json = m};
+  r = store_->add_snapshot(wrong);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("does not match its manifest"), std::string::npos);
+  ASSERT_TRUE(store_->contents().remove(Sha256::of("one")));
+  r = store_->add_snapshot(SnapshotRow{.tenant_id = a_, .manifest_json = m});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find(Sha256::of("one") + " is not stored"), std::string::npos);
+  EXPECT_TRUE(store_->snapshots(a_)->empty());
+}
+
+TEST_F(StoreSnapshots, AnotherTenantsSnapshotAnswersAsMissing) {
+  SnapshotRow s = add(a_, capture({{"a.txt", "acme's"}}), 1);
+  EXPECT_FALSE(*store_->snapshot(b_, s.digest));
+  EXPECT_TRUE(store_->snapshots(b_)->empty());
+  auto deleted = store_->delete_snapshot(b_, s.digest);
+  ASSERT_TRUE(deleted);
+  EXPECT_FALSE(*deleted);
+  EXPECT_TRUE(*store_->snapshot(a_, s.digest));
+  EXPECT_TRUE(stored("acme's"));
+}
+
+TEST_F(StoreSnapshots, DeleteRemovesUnsharedContentsAndAppendsARecord) {
+  SnapshotRow s1 = add(a_, capture({{"a.txt", "shared"}, {"b.txt", "only s1"}}), 1);
+  SnapshotRow s2 = add(b_, capture({{"c.txt", "shared"}}), 2);
+  auto deleted = store_->delete_snapshot(a_, s1.digest, at(3));
+  ASSERT_TRUE(deleted && *deleted);
+  EXPECT_FALSE(*store_->snapshot(a_, s1.digest));
+  EXPECT_FALSE(stored("only s1"));
+  EXPECT_TRUE(stored("shared"));  // globex's snapshot still holds it
+  auto report = store_->verify();
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->ok) << report->problems[0];
+  EXPECT_EQ(report->records, 1u);
+  auto records = store_records(a_);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["reason"], "deleted");
+  EXPECT_EQ(records[0]["released_contents"], 1);  // "only s1"; "shared" is still used
+  ASSERT_TRUE(store_->delete_snapshot(b_, s2.digest, at(4)));
+  EXPECT_FALSE(stored("shared"));
+  EXPECT_TRUE(store_->verify()->ok);
+  EXPECT_FALSE(*store_->delete_snapshot(a_, s1.digest));  // already gone
+}
+
+TEST_F(StoreSnapshots, ExpiryRemovesExpiredSnapshotsFromDiskWithARecord) {
+  SnapshotRow old1 = add(a_, capture({{"a.txt", "old one"}}), 1, at(5));
+  SnapshotRow keep = add(a_, capture({{"a.txt", "kept"}}), 2, at(20));
+  SnapshotRow forever = add(b_, capture({{"a.txt", "forever"}}), 3);
+  SnapshotRow old2 = add(b_, capture({{"a.txt", "old two"}}), 4, at(6));
+
+  auto removed = store_->expire_snapshots(at(6));
+  ASSERT_TRUE(removed) << removed.error().message();
+  EXPECT_EQ(*removed, 2u);
+  EXPECT_FALSE(*store_->snapshot(a_, old1.digest));
+  EXPECT_FALSE(*store_->snapshot(b_, old2.digest));
+  EXPECT_TRUE(*store_->snapshot(a_, keep.digest));
+  EXPECT_TRUE(*store_->snapshot(b_, forever.digest));
+  EXPECT_FALSE(stored("old one"));
+  EXPECT_FALSE(stored("old two"));
+  EXPECT_TRUE(stored("kept"));
+  EXPECT_TRUE(stored("forever"));
+  EXPECT_EQ(*store_->expire_snapshots(at(6)), 0u);
+
+  // One record per removal, in each tenant's chain, and the chains verify.
+  auto report = store_->verify();
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->ok) << report->problems[0];
+  EXPECT_EQ(report->records, 2u);
+  auto records = store_records(a_);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["kind"], "snapshot_removed");
+  EXPECT_EQ(records[0]["reason"], "expired");
+  EXPECT_EQ(records[0]["digest"], old1.digest);
+  EXPECT_EQ(records[0]["released_contents"], 1);
+  records = store_records(b_);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["digest"], old2.digest);
+}
+
+TEST_F(StoreSnapshots, RetentionKeepsContentsASnapshotStillUses) {
+  // A job's artifact and a snapshot hold the same bytes.
+  std::string bytes = "chart bytes";
+  std::string src = tmp_.path() + "/out";
+  std::ofstream(src) << bytes;
+  ASSERT_TRUE(store_->put_artifact(src, Sha256::of(bytes)));
+  JobRow row{.tenant_id = a_, .key_id = "k", .request_json = "{}", .created_at = at(1)};
+  auto job = store_->create_job(row);
+  ASSERT_TRUE(job);
+  ASSERT_TRUE(store_->finish_job(job->first.id, "succeeded", at(1), "{}",
+                                 {{"", "chart.txt", Sha256::of(bytes), "text", bytes.size()}}));
+  add(a_, capture({{"same.txt", bytes}}), 2);
+
+  auto removed = store_->remove_older_than(at(10), at(11));
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(*removed, 1u);
+  EXPECT_TRUE(stored(bytes));  // the artifact row is gone; the snapshot still needs the file
+  auto report = store_->verify();
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->ok) << report->problems[0];
+}
+
+TEST_F(StoreSnapshots, RetentionRemovesOldSnapshotRecords) {
+  SnapshotRow s1 = add(a_, capture({{"a.txt", "1"}}), 1);
+  SnapshotRow s2 = add(a_, capture({{"a.txt", "2"}}), 1);
+  ASSERT_TRUE(store_->delete_snapshot(a_, s1.digest, at(2)));
+  ASSERT_TRUE(store_->delete_snapshot(a_, s2.digest, at(3)));
+  ASSERT_EQ(store_->verify()->records, 2u);
+  // Only removal records are old: retention takes them (and records that it did).
+  ASSERT_TRUE(store_->remove_older_than(at(10), at(11)));
+  auto report = store_->verify();
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->ok) << report->problems[0];
+  EXPECT_EQ(report->records, 1u);  // the retention record
+  // And it is not replaced again at the next run.
+  ASSERT_TRUE(store_->remove_older_than(at(12), at(13)));
+  EXPECT_EQ(store_->verify()->records, 1u);
+}
+
+}  // namespace
+}  // namespace airlock::store

@@ -83,6 +83,11 @@ nlohmann::json to_json(const JobRecord& r) {
       {"image", {{"name", r.image_name}, {"digest", r.image_digest}}},
       {"policy", policy_json(r.policy)},
       {"inputs", inputs},
+      {"snapshot", r.snapshot.digest.empty()
+                       ? nlohmann::json(nullptr)
+                       : nlohmann::json{{"digest", r.snapshot.digest},
+                                        {"entries", r.snapshot.entries},
+                                        {"size_bytes", r.snapshot.size_bytes}}},
       {"outputs", outputs},
       {"outcome", std::string(outcome_name(r.outcome))},
       {"reason", r.reason},

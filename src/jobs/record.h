@@ -49,6 +49,12 @@ struct JobRecord {
   std::string image_digest;
   JobPolicy policy;
   std::vector<workspace::ManifestEntry> inputs;
+  // The workspace snapshot /workspace was restored from ("" digest: none).
+  struct Snapshot {
+    std::string digest;  // "sha256:<hex>" of its canonical manifest
+    uint64_t entries = 0;
+    uint64_t size_bytes = 0;
+  } snapshot;
   std::vector<workspace::ManifestEntry> outputs;
   Outcome outcome = Outcome::kSandboxError;
   std::string reason;

@@ -10,6 +10,7 @@
 
 #include "jobs/job_egress.h"
 #include "jobs/job_sandbox.h"
+#include "jobs/job_snapshot.h"
 #include "jobs/obtain_sandbox.h"
 #include "jobs/outputs.h"
 #include "jobs/prepared.h"
@@ -58,6 +59,18 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     }
     egress_plan = std::move(*plan);
   }
+  std::optional<SnapshotPlan> snapshot;
+  if (!req.snapshot_manifest.empty()) {  // read and checked before any sandbox is taken
+    auto loaded = load_snapshot(req);
+    if (!loaded) {
+      rec.outcome = Outcome::kInputRejected;
+      rec.reason = loaded.error().what;
+      return {};
+    }
+    snapshot = std::move(*loaded);
+    rec.snapshot = {snapshot->manifest.digest(), snapshot->manifest.entries().size(),
+                    snapshot->manifest.total_bytes()};
+  }
   if (auto st = obtain_sandbox(req, env, command, rec, sb); !st) return st;
   rec.id = sb->id;
   rec.host_uid = sandbox::IdMap{sb->host_base()}.host_uid_of_job();
@@ -75,6 +88,17 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     return {};
   }
   laps.lap("admit");
+  if (snapshot) {
+    const uid_t uid = rec.host_uid;
+    auto refusal = restore_snapshot(*snapshot, sb->mounts.workspace.get(), uid, uid);
+    if (!refusal) return std::unexpected(refusal.error());
+    if (*refusal) {
+      rec.outcome = Outcome::kInputRejected;
+      rec.reason = **refusal;
+      return {};
+    }
+    laps.lap("restore");
+  }
 
   sandbox::SandboxProcess& process = *sb->process;
   sandbox::Cgroup& cgroup = *sb->cgroup;

@@ -14,6 +14,9 @@ const char* const kRunUsage =
     "usage: airlock run [OPTIONS] -- COMMAND [ARG...]\n"
     "  --input PATH          admit a file (repeatable); seen read-only as /inputs/<name>\n"
     "  --output-dir DIR      where accepted outputs are copied (created if missing)\n"
+    "  --snapshot-manifest FILE  restore this workspace snapshot (its manifest JSON) into\n"
+    "                        /workspace before the command starts; needs --content-dir\n"
+    "  --content-dir DIR     the content directory holding the snapshot's files (sha256/..)\n"
     "  --record FILE         write the job record (JSON) here\n"
     "  --json                print the job record on stdout\n"
     "  --quiet               no summary line on stderr\n"
@@ -137,6 +140,16 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
          return {};
        }},
       {"--output-dir", [&](const std::string& v) -> Status { req.output_dir = v; return {}; }},
+      {"--snapshot-manifest", [&](const std::string& v) -> Status {
+         if (v.empty()) return bad("--snapshot-manifest", v, "is empty");
+         req.snapshot_manifest = v;
+         return {};
+       }},
+      {"--content-dir", [&](const std::string& v) -> Status {
+         if (v.empty()) return bad("--content-dir", v, "is empty");
+         req.content_dir = v;
+         return {};
+       }},
       {"--record", [&](const std::string& v) -> Status { req.record_path = v; return {}; }},
       {"--image", [&](const std::string& v) -> Status { req.image = v; return {}; }},
       {"--start", [&](const std::string& v) -> Status {
@@ -244,6 +257,8 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
   if (req.command.empty()) return fail("no command given (airlock run [OPTIONS] -- COMMAND [ARG...])");
   if (req.command[0].empty()) return fail("the command is an empty string");
   if (p.cpu_time_ms > 0 && p.memory_bytes == 0) return fail("--memory must be set");
+  if (req.snapshot_manifest.empty() != req.content_dir.empty())
+    return fail("--snapshot-manifest and --content-dir go together");
   if (p.allow.size() > 64) return fail("at most 64 network destinations (--allow, --allow-rule)");
   return req;
 }

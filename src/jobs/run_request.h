@@ -13,6 +13,11 @@ namespace airlock::jobs {
 struct RunRequest {
   std::vector<std::string> command;
   std::vector<std::string> inputs;  // host paths
+  // A workspace snapshot restored into /workspace before the command starts
+  // (docs/snapshots.md): its manifest file and the content directory that
+  // holds its files. Both or neither.
+  std::string snapshot_manifest;
+  std::string content_dir;
   std::string output_dir;           // empty: outputs are only listed in the record
   std::string record_path;          // empty: not written besides the state dir
   bool json = false;

@@ -32,6 +32,8 @@ Result<uint64_t> bounded(const json& v, const std::string& field, double scale, 
   return static_cast<uint64_t>(std::llround(scaled));
 }
 
+}  // namespace
+
 Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out) {
   if (!p.is_object()) return bad("policy", "must be an object");
   if (auto st = only_known(p, "policy.", {"timeout_s", "cpu_time_s", "memory_mb", "pids", "cpus", "env",
@@ -119,6 +121,8 @@ Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out)
   return {};
 }
 
+namespace {
+
 Result<std::vector<std::string>> string_array(const json& v, const std::string& field, size_t max) {
   if (!v.is_array()) return bad(field, "must be an array of strings");
   if (v.size() > max) return bad(field, "at most " + std::to_string(max) + " entries");
@@ -133,6 +137,15 @@ Result<std::vector<std::string>> string_array(const json& v, const std::string& 
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> parse_input_ids(const json& v) {
+  auto ids = string_array(v, "inputs", 32);
+  if (!ids) return std::unexpected(ids.error());
+  std::set<std::string> seen;
+  for (const auto& id : *ids)
+    if (!seen.insert(id).second) return bad("inputs", "file " + id + " is listed twice");
+  return ids;
+}
 
 Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   if (!body.is_object()) return fail("the body must be a JSON object");
@@ -173,11 +186,8 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
     if (r.image != "host") return bad("image", "unknown image (available: host)");
   }
   if (body.contains("inputs")) {
-    auto ids = string_array(body["inputs"], "inputs", 32);
+    auto ids = parse_input_ids(body["inputs"]);
     if (!ids) return std::unexpected(ids.error());
-    std::set<std::string> seen;
-    for (const auto& id : *ids)
-      if (!seen.insert(id).second) return bad("inputs", "file " + id + " is listed twice");
     r.input_ids = std::move(*ids);
   }
   if (body.contains("policy"))

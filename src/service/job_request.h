@@ -40,6 +40,11 @@ inline constexpr int kMaxWaitSeconds = 300;
 
 Result<JobRequest> parse_job_request(const nlohmann::json& body, const PolicyCaps& caps);
 
+// The "policy" object of a job (also a session's), over the defaults in `out`.
+Status parse_policy(const nlohmann::json& policy, const PolicyCaps& caps, jobs::JobPolicy& out);
+// The "inputs" array: uploaded file ids, at most 32, none twice.
+Result<std::vector<std::string>> parse_input_ids(const nlohmann::json& inputs);
+
 // Arguments after "airlock run" (not including the program path).
 std::vector<std::string> airlock_run_args(const JobRequest& request,
                                           const std::vector<std::string>& input_paths,

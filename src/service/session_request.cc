@@ -1,0 +1,124 @@
+#include "service/session_request.h"
+
+#include <cmath>
+#include <set>
+
+namespace airlock::service {
+namespace {
+
+using json = nlohmann::json;
+
+std::unexpected<Error> bad(const std::string& field, const std::string& why) { return fail(field + ": " + why); }
+
+Status only_known(const json& obj, const std::set<std::string>& known) {
+  for (const auto& [key, _] : obj.items())
+    if (!known.count(key)) return bad(key, "unknown field");
+  return {};
+}
+
+// A whole number of seconds in [lo, hi].
+Result<int> seconds(const json& v, const std::string& field, int lo, int hi) {
+  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    return bad(field, "must be a whole number of seconds from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return static_cast<int>(v.get<int64_t>());
+}
+
+bool is_digest(const std::string& s) {
+  std::string hex = s.rfind("sha256:", 0) == 0 ? s.substr(7) : s;
+  return hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+Result<SessionRequest> parse_session_request(const json& body, const PolicyCaps& caps, const SessionCaps& sc) {
+  if (!body.is_object()) return fail("the body must be a JSON object");
+  if (auto st = only_known(body, {"image", "policy", "inputs", "snapshot", "idle_timeout_s", "max_lifetime_s"}); !st)
+    return std::unexpected(st.error());
+  SessionRequest r;
+  r.idle_timeout_s = sc.default_idle_timeout_s;
+  r.max_lifetime_s = sc.max_lifetime_s;
+  if (body.contains("image")) {
+    if (!body["image"].is_string()) return bad("image", "must be a string");
+    r.image = body["image"].get<std::string>();
+    if (r.image != "host") return bad("image", "unknown image (available: host)");
+  }
+  if (body.contains("policy")) {
+    const json& p = body["policy"];
+    if (p.is_object() && p.contains("allow"))
+      return bad("policy.allow", "sessions have no network yet (issue 6 leaves egress to jobs)");
+    if (p.is_object() && p.contains("outputs"))
+      return bad("policy.outputs", "a session's files are downloaded one by one; give no outputs policy");
+    if (auto st = parse_policy(p, caps, r.policy); !st) return std::unexpected(st.error());
+  }
+  if (body.contains("inputs")) {
+    auto ids = parse_input_ids(body["inputs"]);
+    if (!ids) return std::unexpected(ids.error());
+    r.input_ids = std::move(*ids);
+  }
+  if (body.contains("snapshot")) {
+    if (!body["snapshot"].is_string() || !is_digest(body["snapshot"].get<std::string>()))
+      return bad("snapshot", "must be a snapshot digest (sha256:<64 hex>)");
+    r.snapshot = body["snapshot"].get<std::string>();
+  }
+  if (body.contains("idle_timeout_s")) {
+    auto v = seconds(body["idle_timeout_s"], "idle_timeout_s", 1, sc.max_idle_timeout_s);
+    if (!v) return std::unexpected(v.error());
+    r.idle_timeout_s = *v;
+  }
+  if (body.contains("max_lifetime_s")) {
+    auto v = seconds(body["max_lifetime_s"], "max_lifetime_s", 1, sc.max_lifetime_s);
+    if (!v) return std::unexpected(v.error());
+    r.max_lifetime_s = *v;
+  }
+  return r;
+}
+
+json session_request_json(const SessionRequest& r) {
+  const auto& p = r.policy;
+  json env = json::object();
+  for (const auto& [k, v] : p.env) env[k] = v;
+  return {{"image", r.image},
+          {"inputs", r.input_ids},
+          {"snapshot", r.snapshot},
+          {"idle_timeout_s", r.idle_timeout_s},
+          {"max_lifetime_s", r.max_lifetime_s},
+          {"policy",
+           {{"timeout_s", static_cast<double>(p.timeout_ms) / 1000},
+            {"memory_mb", p.memory_bytes >> 20},
+            {"pids", p.pids},
+            {"cpus", p.cpus},
+            {"workspace_mb", p.workspace_bytes >> 20},
+            {"env", env}}}};
+}
+
+Result<ExecRequest> parse_exec_request(const json& body, uint64_t default_timeout_ms, uint64_t max_timeout_ms) {
+  if (!body.is_object()) return fail("the body must be a JSON object");
+  if (auto st = only_known(body, {"code", "kind", "timeout_s", "wait_s"}); !st) return std::unexpected(st.error());
+  ExecRequest r;
+  r.timeout_ms = default_timeout_ms;
+  if (!body.contains("code") || !body["code"].is_string()) return bad("code", "must be a string");
+  r.code = body["code"].get<std::string>();
+  if (r.code.size() > (1u << 20)) return bad("code", "at most 1 MiB");
+  if (body.contains("kind")) {
+    if (!body["kind"].is_string()) return bad("kind", "must be a string");
+    r.kind = body["kind"].get<std::string>();
+    if (r.kind != "python" && r.kind != "shell") return bad("kind", "must be \"python\" or \"shell\"");
+  }
+  if (body.contains("timeout_s")) {
+    const json& v = body["timeout_s"];
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+      return bad("timeout_s", "must be a number more than 0");
+    double ms = v.get<double>() * 1000;
+    if (ms > static_cast<double>(max_timeout_ms))
+      return bad("timeout_s", "exceeds the tenant's limit of " + std::to_string(max_timeout_ms / 1000));
+    r.timeout_ms = static_cast<uint64_t>(std::llround(std::max(ms, 1.0)));
+  }
+  if (body.contains("wait_s")) {
+    auto v = seconds(body["wait_s"], "wait_s", 0, kMaxWaitSeconds);
+    if (!v) return std::unexpected(v.error());
+    r.wait_s = *v;
+  }
+  return r;
+}
+
+}  // namespace airlock::service

@@ -37,7 +37,7 @@ bool printable_text(const std::string& text, size_t max) {
 
 Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in) {
   auto manifest = workspace::SnapshotManifest::from_json(in.manifest_json);
-  if (!manifest) return fail("snapshot " + manifest.error().what);
+  if (!manifest) return fail("snapshot manifest: " + manifest.error().what);
   SnapshotRow row = in;
   row.manifest_json = manifest->to_json();
   row.digest = manifest->digest();

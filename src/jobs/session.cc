@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -16,54 +17,66 @@
 namespace airlock::jobs {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxLine = 64 << 20;  // an answer with figures can be large; beyond this the kernel misbehaves
+constexpr int kStartMs = 30'000;       // a kernel imports nothing heavy: it is ready long before
+constexpr int kRestartMs = 10'000;     // the keeper kills by SIGKILL: the kernel is gone long before
 
 int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
-std::string str_field(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+bool is_prefix_of_mark(std::string_view text) {
+  std::string_view mark = kKernelMark;
+  return mark.substr(0, std::min(mark.size(), text.size())) == text.substr(0, std::min(mark.size(), text.size()));
 }
+
+KernelEvent raw_output(std::string text, bool is_stderr) {
+  KernelEvent e;
+  e.kind = KernelEvent::Kind::kOutput;
+  e.is_stderr = is_stderr;
+  e.text = std::move(text);
+  return e;
+}
+
+// The kernel's statuses for an answer; anything else is the sandbox misbehaving.
+bool known_answer_status(const std::string& s) { return s == "ok" || s == "error" || s == "interrupted"; }
 
 }  // namespace
 
-Result<CallResult> parse_kernel_answer(const std::string& text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return fail("the kernel sent something that is not a JSON object");
-  CallResult r;
-  r.id = str_field(j, "id");
-  r.status = str_field(j, "status");
-  r.stdout_text = str_field(j, "stdout");
-  r.stderr_text = str_field(j, "stderr");
-  r.result = str_field(j, "result");
-  r.html = str_field(j, "html");
-  r.error = str_field(j, "error");
-  if (auto it = j.find("figures"); it != j.end() && it->is_array())
-    for (const auto& f : *it)
-      if (f.is_string()) r.figures_png_base64.push_back(f.get<std::string>());
-  if (auto it = j.find("ms"); it != j.end() && it->is_number()) r.ms = it->get<double>();
-  return r;
-}
-
 Result<std::unique_ptr<Session>> Session::open(const Options& o) {
+  JobPolicy policy = o.policy;
+  policy.cpu_time_ms = 0;  // no RLIMIT_CPU for a kernel that lives across calls (see session.h)
   PrepareContext ctx{o.state_dir, o.cgroups, nullptr, /*with_stdin=*/true};
-  auto sb = prepare_sandbox(o.policy, ctx);
+  auto sb = prepare_sandbox(policy, ctx);
   if (!sb) return std::unexpected(sb.error());
   auto session = std::unique_ptr<Session>(new Session(std::move(*sb)));
+  PreparedSandbox& box = session->sandbox_;
+  if (!o.inputs.empty()) {
+    std::string input_dir = "/proc/self/fd/" + std::to_string(box.mounts.inputs.get());
+    auto admission = workspace::admit_inputs(o.inputs, input_dir, policy.inputs);
+    if (!admission) return std::unexpected(admission.error());
+    if (admission->rejection) return fail("input rejected: " + *admission->rejection);
+    session->inputs_ = std::move(admission->inputs);
+  }
+  if (o.fill_workspace) {
+    if (auto st = o.fill_workspace(box.mounts.workspace.get(), session->sandbox_uid(), session->sandbox_gid()); !st)
+      return std::unexpected(st.error());
+  }
   sandbox::Command command;
-  command.argv = {"python3", "-c", kernel_source()};
-  command.env = job_environment(o.policy);
+  command.argv = {"python3", "-c", keeper_source(), kernel_source()};
+  command.env = job_environment(policy);
   command.exec_candidates = exec_candidates("python3", command.env);
-  for (int fd : {session->sandbox_.stdout_r.get(), session->sandbox_.stderr_r.get()})
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  if (auto st = session->sandbox_.process->start(command); !st) return std::unexpected(st.error());
-  CallResult raw;
-  auto ready = session->await_answer("ready", now_ms() + 30'000, raw);
+  for (int fd : {box.stdout_r.get(), box.stderr_r.get()}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  if (auto st = box.process->start(command); !st) return std::unexpected(st.error());
+  std::string said;
+  auto ready = session->read_events(now_ms() + kStartMs, [&](const KernelEvent& e) {
+    if (e.kind == KernelEvent::Kind::kOutput && said.size() < 4096) said += e.text;
+    return e.kind == KernelEvent::Kind::kReady;
+  });
   if (!ready) return std::unexpected(ready.error());
-  if (!*ready) return fail("the session's kernel did not start: " + raw.stderr_text);
+  if (*ready != Wait::kDone) return fail("the session's kernel did not start: " + said);
   return session;
 }
 
@@ -75,85 +88,215 @@ Session::~Session() {
 
 uid_t Session::host_uid() const { return sandbox::IdMap{sandbox_.host_base()}.host_uid_of_job(); }
 
-Status Session::interrupt() { return sandbox_.process->signal_payload(SIGINT); }
+Status Session::signal(int sig) {
+  if (!alive_) return {};
+  std::lock_guard lock(signal_mutex_);
+  return sandbox_.process->signal_payload(sig);  // to the keeper, which acts on it
+}
 
-Result<std::optional<CallResult>> Session::await_answer(const std::string& id, int64_t deadline_ms,
-                                                         CallResult& raw) {
-  const std::string mark = kKernelMark;
+Status Session::interrupt() {
+  if (!running_) return {};  // idle: an interrupt could only hit the next call's start
+  return signal(SIGINT);
+}
+
+Status Session::restart() {
+  if (!alive_) return fail("the session's sandbox has ended");
+  restart_requested_ = true;
+  if (auto st = signal(SIGUSR1); !st) return st;
+  std::unique_lock lock(call_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return {};  // the running call sees the kernel go and ends as restarted
+  auto fresh = await_fresh_kernel(false, now_ms() + kRestartMs + kStartMs);
+  restart_requested_ = false;
+  if (!fresh) return std::unexpected(fresh.error());
+  if (*fresh == Wait::kSandboxDied) return fail("the session's sandbox ended during the restart");
+  if (*fresh == Wait::kDeadline) return fail("the session's kernel did not come back after a restart");
+  return {};
+}
+
+Result<Session::Wait> Session::await_fresh_kernel(bool exited, int64_t deadline_ms) {
+  return read_events(deadline_ms, [&](const KernelEvent& e) {
+    if (e.kind == KernelEvent::Kind::kKernelExited) exited = true;
+    return exited && e.kind == KernelEvent::Kind::kReady;
+  });
+}
+
+Result<Session::Wait> Session::read_events(int64_t deadline_ms,
+                                           const std::function<bool(const KernelEvent&)>& on_event) {
+  const std::string_view mark = kKernelMark;
+  bool eof = false;
   for (;;) {
-    // Complete lines first: answers are marked, anything else is raw output.
+    // Complete lines: marked ones are protocol, anything else (or a marked
+    // line that does not parse) is raw output.
     for (size_t nl; (nl = out_buf_.find('\n')) != std::string::npos;) {
-      std::string line = out_buf_.substr(0, nl);
+      std::string line = out_buf_.substr(0, nl + 1);
       out_buf_.erase(0, nl + 1);
-      if (line.rfind(mark, 0) != 0) {
-        raw.stdout_text += line + "\n";
-        continue;
+      std::optional<KernelEvent> event;
+      if (line.starts_with(mark)) {
+        auto parsed = parse_kernel_event(std::string_view(line).substr(mark.size()));
+        if (parsed) event = std::move(*parsed);
       }
-      auto answer = parse_kernel_answer(line.substr(mark.size()));
-      if (answer && answer->id == id) return std::optional<CallResult>(std::move(*answer));
+      if (!event) event = raw_output(std::move(line), false);
+      if (on_event(*event)) return Wait::kDone;
     }
-    if (out_buf_.size() > kMaxLine) return fail("the session's kernel sent a line over 64 MiB");
+    // A partial line that cannot become a protocol line goes out now, so raw
+    // output without a newline still streams.
+    if (!out_buf_.empty() && !is_prefix_of_mark(out_buf_)) {
+      if (on_event(raw_output(std::exchange(out_buf_, {}), false))) return Wait::kDone;
+    }
+    if (out_buf_.size() > kMaxLine) {
+      out_buf_.clear();
+      if (on_event(raw_output("[airlock: dropped a kernel line over 64 MiB]\n", true))) return Wait::kDone;
+    }
+    if (!alive_ || eof) {
+      alive_ = false;
+      return Wait::kSandboxDied;
+    }
     int64_t left = deadline_ms - now_ms();
-    if (left <= 0) return std::optional<CallResult>();
+    if (left <= 0) return Wait::kDeadline;
     pollfd fds[3] = {{sandbox_.stdout_r.get(), POLLIN, 0},
                      {sandbox_.stderr_r.get(), POLLIN, 0},
                      {sandbox_.process->pidfd(), POLLIN, 0}};
-    if (::poll(fds, 3, static_cast<int>(left)) < 0) {
+    if (::poll(fds, 3, static_cast<int>(std::min<int64_t>(left, 1000))) < 0) {
       if (errno == EINTR) continue;
       return fail_errno("poll the session");
     }
+    // When init has gone, the pipes hold all there will ever be: read them out.
+    bool init_gone = fds[2].revents != 0;
     char buf[65536];
-    if (fds[0].revents) {
+    for (;;) {
       ssize_t n = ::read(sandbox_.stdout_r.get(), buf, sizeof(buf));
       if (n > 0) out_buf_.append(buf, static_cast<size_t>(n));
-      if (n == 0) alive_ = false;
+      if (n == 0) eof = true;
+      if (n <= 0 || !init_gone) break;
     }
-    if (fds[1].revents) {
+    for (;;) {
       ssize_t n = ::read(sandbox_.stderr_r.get(), buf, sizeof(buf));
-      if (n > 0) raw.stderr_text.append(buf, static_cast<size_t>(n));
+      if (n > 0 && on_event(raw_output(std::string(buf, static_cast<size_t>(n)), true))) return Wait::kDone;
+      if (n <= 0 || !init_gone) break;
     }
-    if (fds[2].revents) alive_ = false;  // init exited: the sandbox is gone
-    if (!alive_ && out_buf_.find('\n') == std::string::npos) return std::optional<CallResult>();
+    if (init_gone) eof = true;
   }
 }
 
-Result<CallResult> Session::exec(const std::string& code, int timeout_ms) {
-  CallResult raw;
-  std::string id = "call-" + std::to_string(next_call_++);
-  raw.id = id;
+Result<CallResult> Session::exec(const std::string& id, const CallRequest& request, const OutputSink& sink) {
+  std::lock_guard lock(call_mutex_);
+  int64_t started_ms = now_ms();
+  CallResult r;
+  r.id = id;
+  if (request.kind != "python" && request.kind != "shell") {
+    r.status = "error";
+    r.error = "unknown call kind (python or shell)";
+    return r;
+  }
   if (!alive_) {
-    raw.status = "sandbox_died";
-    raw.error = "the session's sandbox has ended";
-    return raw;
+    r.status = "sandbox_died";
+    r.error = "the session's sandbox has ended";
+    return r;
   }
-  std::string request = nlohmann::json{{"id", id}, {"code", code}}.dump(-1, ' ', false,
-                                                                         nlohmann::json::error_handler_t::replace) + "\n";
-  if (auto st = sys::write_all(sandbox_.stdin_w.get(), request); !st) {
+  auto cpu_before = sandbox_.cgroup->cpu_ns();
+  if (!cpu_before) return std::unexpected(cpu_before.error());
+
+  std::string tag = "call-" + std::to_string(next_call_++);
+  OutputCollector out(kCallOutputCap), err(kCallOutputCap);
+  bool started = false, killing = false;
+  std::optional<CallResult> answer;
+  std::optional<std::string> kernel_exit;
+  auto on_event = [&](const KernelEvent& e) {
+    switch (e.kind) {
+      case KernelEvent::Kind::kOutput:
+        if (!e.id.empty() && e.id != tag) return false;  // a past call's late output
+        if (sink) sink(e.is_stderr, e.text);
+        (e.is_stderr ? err : out).append(e.text);
+        return false;
+      case KernelEvent::Kind::kStarted:
+        started = started || e.id == tag;
+        return false;
+      case KernelEvent::Kind::kAnswer:
+        if (e.id != tag) return false;  // another call's: never ends this one
+        answer = e.answer;
+        return true;
+      case KernelEvent::Kind::kKernelExited:
+        // A kernel that ended before it took this call (a restart between
+        // calls): the next one takes the request from the pipe.
+        if (!started && !killing) {
+          restart_requested_ = false;
+          return false;
+        }
+        kernel_exit = e.text;
+        return true;
+      default:
+        return false;
+    }
+  };
+
+  std::string line = nlohmann::json{{"id", tag}, {"kind", request.kind}, {"code", request.code}}.dump(
+                         -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                     "\n";
+  Result<Wait> waited = Wait::kSandboxDied;
+  running_ = true;
+  struct Idle {
+    std::atomic<bool>& running;
+    ~Idle() { running = false; }
+  } idle{running_};
+  if (auto st = sys::write_all(sandbox_.stdin_w.get(), line); !st) {
     alive_ = false;
-    raw.status = "sandbox_died";
-    raw.error = "the session's kernel does not read its requests: " + st.error().message();
-    return raw;
+  } else {
+    waited = read_events(started_ms + std::max(request.timeout_ms, 1), on_event);
   }
-  auto answer = await_answer(id, now_ms() + timeout_ms, raw);
-  if (!answer) return std::unexpected(answer.error());
-  bool timed_out = false;
-  if (!*answer && alive_) {
+  bool timed_out = false, restarted_at_timeout = false;
+  if (waited && *waited == Wait::kDeadline) {
     timed_out = true;
-    if (auto st = interrupt(); !st) return std::unexpected(st.error());
-    answer = await_answer(id, now_ms() + 5000, raw);
-    if (!answer) return std::unexpected(answer.error());
+    if (auto st = signal(SIGINT); !st) return std::unexpected(st.error());
+    waited = read_events(now_ms() + kInterruptGraceMs, on_event);
+    if (waited && *waited == Wait::kDeadline) {
+      restarted_at_timeout = killing = true;
+      if (auto st = signal(SIGUSR1); !st) return std::unexpected(st.error());
+      waited = read_events(now_ms() + kRestartMs, on_event);
+    }
   }
-  if (!*answer) {
-    raw.status = alive_ ? "timed_out" : "sandbox_died";
-    raw.error = alive_ ? "the call did not end within its timeout, nor after an interrupt"
-                       : "the session's sandbox ended during the call";
-    return raw;
+  if (!waited) return std::unexpected(waited.error());
+
+  if (answer) {
+    CallResult& a = *answer;
+    r.result = std::move(a.result);
+    r.html = std::move(a.html);
+    r.error = std::move(a.error);
+    r.figures_png_base64 = std::move(a.figures_png_base64);
+    r.cwd = std::move(a.cwd);
+    r.exit_code = a.exit_code;
+    r.status = known_answer_status(a.status) ? a.status : "error";
+    if (!known_answer_status(a.status)) r.error = "the kernel answered with an unknown status";
+    if (timed_out && r.status == "interrupted") r.status = "timed_out";
+  } else if (kernel_exit) {
+    bool by_restart = restart_requested_.exchange(false);
+    if (restarted_at_timeout) {
+      r.status = "timed_out";
+      r.error = "the call did not stop at its timeout nor after an interrupt; the kernel was restarted "
+                "(its variables are gone)";
+    } else if (by_restart) {
+      r.status = "restarted";
+      r.error = "the kernel was restarted during the call";
+    } else {
+      r.status = "kernel_died";
+      r.error = "the kernel died during the call (" + *kernel_exit + "); a fresh kernel was started";
+    }
+  } else if (*waited == Wait::kSandboxDied) {
+    r.status = "sandbox_died";
+    r.error = "the session's sandbox ended during the call";
+  } else {
+    r.status = "timed_out";
+    r.error = "the call did not stop at its timeout, and the kernel did not end after a restart";
   }
-  CallResult& result = **answer;
-  result.stdout_text = raw.stdout_text + result.stdout_text;
-  result.stderr_text = raw.stderr_text + result.stderr_text;
-  if (timed_out && result.status == "interrupted") result.status = "timed_out";
-  return std::move(result);
+  r.stdout_text = out.take();
+  r.stderr_text = err.take();
+  r.ms = static_cast<double>(now_ms() - started_ms);
+  if (alive_) {
+    auto usage = sandbox_.cgroup->usage();
+    if (!usage) return std::unexpected(usage.error());
+    r.usage.cpu_ms = (usage->cpu_ns - std::min(usage->cpu_ns, *cpu_before)) / 1'000'000;
+    r.usage.peak_memory_bytes = usage->peak_memory_bytes;
+  }
+  return r;
 }
 
 }  // namespace airlock::jobs

@@ -1,71 +1,125 @@
-// A session: one sandbox kept alive across calls, whose payload is the Python
-// kernel of session_kernel.h. Each call's code runs in the namespace the
-// previous calls left; the result comes back with its output, the repr of
-// the last expression, an error's traceback and every figure as a PNG. A call
-// that exceeds its timeout is interrupted (SIGINT to the kernel), not the
-// session. Closing (or destroying) the session kills everything in it and
-// removes its cgroup, mounts and directory.
+// A session: one sandbox kept alive across calls, whose payload is the keeper
+// and Python kernel of session_kernel.h. Python calls run in the namespace the
+// previous calls left; shell calls keep their working directory and exported
+// environment. Output streams to the caller while the call runs; the answer
+// carries the last expression's repr and HTML, an error's traceback and every
+// figure as a PNG. Closing (or destroying) the session kills everything in it
+// and removes its cgroup, mounts and directory.
 //
-// Engine groundwork for issue 6; the service endpoints, durable execs,
-// files and snapshots are not built yet.
+// Limits: a session's kernel lives across many calls, so it gets no
+// RLIMIT_CPU (a job's cpu_time_ms would kill it after that much cpu time in
+// total); policy.cpu_time_ms and policy.timeout_ms are ignored. Each call has
+// its own timeout (CallRequest::timeout_ms), and the cgroup's memory, pids and
+// cpu-bandwidth limits hold for the whole session. The OOM killer killing the
+// kernel ends the call as kernel_died; the session goes on with a fresh kernel.
+//
+// Call statuses:
+//   ok           the call ran to its end (shell: exit status 0)
+//   error        Python raised (traceback in error); shell: non-zero exit status
+//   interrupted  interrupt() stopped it (KeyboardInterrupt; shell: SIGINT, then
+//                SIGKILL to its process group); the kernel and its state remain
+//   timed_out    it ran past its timeout and was interrupted; if it did not stop
+//                within kInterruptGraceMs the kernel was restarted (its variables
+//                are gone: error says so)
+//   restarted    restart() ended it; the kernel is fresh
+//   kernel_died  the kernel died under it (os._exit, a crash, the OOM killer);
+//                the keeper started a fresh kernel, the session goes on
+//   sandbox_died the sandbox is gone (init died or was killed); alive() is false
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
 #include "jobs/policy.h"
 #include "jobs/prepared.h"
+#include "jobs/session_protocol.h"
 #include "sandbox/cgroup.h"
 
 namespace airlock::jobs {
 
-struct CallResult {
-  std::string id;
-  std::string status;  // ok, error, interrupted, timed_out (interrupted at its timeout), sandbox_died
-  std::string stdout_text, stderr_text;  // what the code printed (and raw output of its subprocesses)
-  std::string result;                    // repr of the last expression, or ""
-  std::string html;                      // its _repr_html_ (a DataFrame), or ""
-  std::string error;                     // traceback or reason, or ""
-  std::vector<std::string> figures_png_base64;
-  double ms = 0;
+struct CallRequest {
+  std::string kind = "python";  // "python" or "shell"
+  std::string code;
+  int timeout_ms = 60000;
 };
+
+// Live output of a running call, in order, as the code writes it. Called on
+// the thread running exec(). It gets everything (the CallResult keeps the
+// first kCallOutputCap bytes of each stream).
+using OutputSink = std::function<void(bool is_stderr, std::string_view text)>;
+
+inline constexpr int kInterruptGraceMs = 2000;
 
 class Session {
  public:
   struct Options {
-    JobPolicy policy;
+    JobPolicy policy;  // limits, inputs policy (see the header comment for the time limits)
     std::string state_dir;
     sandbox::CgroupBackend* cgroups = nullptr;
+    // Called after the sandbox is prepared and before the kernel starts, with
+    // the workspace mount fd and the sandbox user's host uid/gid.
+    std::function<Status(int workspace_mount_fd, uid_t uid, gid_t gid)> fill_workspace;
+    // Host files admitted into /inputs (read-only there) under policy.inputs,
+    // like a job's; a refused file fails open() with the refusal.
+    std::vector<std::string> inputs;
   };
-  // Prepares a sandbox and starts the kernel in it; returns once it is ready.
+  // Prepares a sandbox, admits the inputs, fills /workspace, starts the
+  // keeper and kernel; returns once the kernel is ready.
   static Result<std::unique_ptr<Session>> open(const Options& options);
   ~Session();
 
   const std::string& id() const { return sandbox_.id; }
   uid_t host_uid() const;
   bool alive() const { return alive_; }
+  int workspace_mount() const { return sandbox_.mounts.workspace.get(); }
+  int output_mount() const { return sandbox_.mounts.output.get(); }
+  uid_t sandbox_uid() const { return host_uid(); }
+  gid_t sandbox_gid() const { return host_uid(); }
+  const std::vector<workspace::ManifestEntry>& inputs() const { return inputs_; }
 
-  // Runs `code`; at `timeout_ms` the call is interrupted (status timed_out).
-  // An Error only for airlock's own failures; a dead sandbox is a result.
-  Result<CallResult> exec(const std::string& code, int timeout_ms);
-  // SIGINT to the kernel's process group: the running call ends as interrupted.
+  // Runs one call; `id` is the caller's (returned in CallResult::id). One call
+  // at a time (the caller serializes; a second concurrent exec waits).
+  // Thread-safe against interrupt()/restart() from other threads. An Error
+  // only for airlock's own failures; a dead kernel or sandbox is a result.
+  Result<CallResult> exec(const std::string& id, const CallRequest& request, const OutputSink& sink);
+  // The running Python call gets KeyboardInterrupt (shell: the command gets
+  // SIGINT, SIGKILL a second later); no-op when idle.
   Status interrupt();
+  // A fresh interpreter: variables gone, files kept, shell cwd/env reset.
+  // A running call ends with status "restarted" (restart() returns at once);
+  // when idle, returns once the new kernel is ready. Works even when the
+  // kernel ignores SIGINT or is stuck in C code.
+  Status restart();
 
  private:
   explicit Session(PreparedSandbox sandbox) : sandbox_(std::move(sandbox)) {}
-  // Reads until the answer with `id` arrives (parsed once, here), the deadline
-  // passes or the sandbox dies; raw output lines go to `raw`.
-  Result<std::optional<CallResult>> await_answer(const std::string& id, int64_t deadline_ms, CallResult& raw);
+  enum class Wait { kDone, kDeadline, kSandboxDied };
+  // Reads the sandbox's pipes until `on_event` returns true, the deadline
+  // passes or the sandbox dies. Unmarked output comes as kOutput events with
+  // no id.
+  Result<Wait> read_events(int64_t deadline_ms, const std::function<bool(const KernelEvent&)>& on_event);
+  Status signal(int sig);
+  // After the kernel was killed for a restart: waits for its kernel_exited (if
+  // `exited` is false yet) and the new kernel's ready.
+  Result<Wait> await_fresh_kernel(bool exited, int64_t deadline_ms);
 
   PreparedSandbox sandbox_;
-  std::string out_buf_, err_buf_;
+  std::vector<workspace::ManifestEntry> inputs_;
+  std::string out_buf_;
   uint64_t next_call_ = 1;
-  bool alive_ = true;
+  std::atomic<bool> alive_ = true;
+  std::atomic<bool> restart_requested_ = false;
+  std::atomic<bool> running_ = false;  // a call is in the kernel
+  std::mutex call_mutex_;    // held by exec() and an idle restart()
+  std::mutex signal_mutex_;  // one kSignal message at a time
 };
-
-// Parses one answer line of the kernel (untrusted: it comes from the sandbox).
-Result<CallResult> parse_kernel_answer(const std::string& json_text);
 
 }  // namespace airlock::jobs

@@ -1,17 +1,30 @@
-// Sessions (engine groundwork of issue 6): one sandbox, a Python kernel whose
-// state persists across calls; figures come back as PNG, data frames as HTML;
-// a runaway call is interrupted without losing the session; closing it
-// leaves nothing, not even a process the code left running.
+// Sessions (engine of issue 6): one sandbox, a Python kernel whose state
+// persists across calls; output streams while a call runs; shell calls keep
+// their cwd and environment; figures come back as PNG, data frames as HTML; a
+// runaway call is interrupted (or its kernel restarted) without losing the
+// session; a dying kernel is replaced; closing leaves nothing, not even a
+// process the code left running.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
+#include <fstream>
 #include <memory>
+#include <thread>
 
 #include "jobs/session.h"
+#include "jobs/session_kernel.h"
 #include "run_helpers.h"
 #include "sandbox/cgroup.h"
 
 namespace airlock::testing {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::string b64decode(const std::string& in) {
   static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -30,24 +43,67 @@ std::string b64decode(const std::string& in) {
   return out;
 }
 
+bool pid_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+// The host pid of a process of `uid` whose command line contains `word`,
+// looking for up to `wait_ms`; 0 if none.
+pid_t host_pid_of(uid_t uid, const std::string& word, int wait_ms = 0) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  do {
+    for (pid_t pid : processes_of_uid(uid)) {
+      std::string cmd = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+      for (char& c : cmd)
+        if (c == '\0') c = ' ';
+      if (cmd.find(word) != std::string::npos) return pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < until);
+  return 0;
+}
+
+struct Chunk {
+  bool is_stderr;
+  std::string text;
+  Clock::time_point at;
+};
+
 class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto backend = sandbox::detect_cgroup_backend();
     ASSERT_TRUE(backend) << backend.error().message();
     cgroups_ = std::move(*backend);
-    auto s = jobs::Session::open({jobs::JobPolicy{}, dir_.state(), cgroups_.get()});
+    auto s = jobs::Session::open(options());
     ASSERT_TRUE(s) << s.error().message();
     session_ = std::move(*s);
   }
-  jobs::CallResult call(const std::string& code, int timeout_ms = 30'000) {
-    auto r = session_->exec(code, timeout_ms);
+  jobs::Session::Options options() { return {jobs::JobPolicy{}, dir_.state(), cgroups_.get(), {}, {}}; }
+  jobs::CallResult call(const std::string& code, int timeout_ms = 30'000, const std::string& kind = "python") {
+    chunks_.clear();
+    auto sink = [this](bool is_stderr, std::string_view text) {
+      chunks_.push_back({is_stderr, std::string(text), Clock::now()});
+    };
+    auto r = session_->exec("exec-" + std::to_string(++calls_), {kind, code, timeout_ms}, sink);
     EXPECT_TRUE(r) << (r ? "" : r.error().message());
+    if (r) {
+      EXPECT_EQ(r->id, "exec-" + std::to_string(calls_)) << "the caller's id comes back";
+    }
     return r ? *r : jobs::CallResult{};
   }
+  jobs::CallResult shell(const std::string& code, int timeout_ms = 30'000) { return call(code, timeout_ms, "shell"); }
+  // Runs `action` on another thread `after_ms` into the next call.
+  std::jthread later(int after_ms, std::function<void()> action) {
+    return std::jthread([after_ms, action = std::move(action)] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+      action();
+    });
+  }
+
   TempDir dir_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;
   std::unique_ptr<jobs::Session> session_;
+  std::vector<Chunk> chunks_;
+  int calls_ = 0;
 };
 
 TEST_F(SessionTest, StatePersistsAcrossTurnsAndFiguresComeBackAsPng) {
@@ -59,9 +115,12 @@ TEST_F(SessionTest, StatePersistsAcrossTurnsAndFiguresComeBackAsPng) {
   EXPECT_NE(load.result.find("East"), std::string::npos) << load.result;
   EXPECT_NE(load.html.find("<table"), std::string::npos);
 
+  auto other = call("unrelated = 1");
+  EXPECT_EQ(other.status, "ok") << other.error;
+
   auto transform = call("total = df.groupby('region')['revenue'].sum()\nint(total['East'])");
   EXPECT_EQ(transform.status, "ok") << transform.error;
-  EXPECT_EQ(transform.result, "17");
+  EXPECT_EQ(transform.result, "17") << "call 3 uses the frame call 1 made";
 
   auto chart = call("import matplotlib.pyplot as plt\ntotal.plot.bar()\nplt.title('by region')\nNone");
   EXPECT_EQ(chart.status, "ok") << chart.error;
@@ -83,6 +142,75 @@ TEST_F(SessionTest, AnErrorReturnsItsTracebackAndTheStateSurvives) {
   EXPECT_EQ(call("x").result, "41");
 }
 
+TEST_F(SessionTest, OutputStreamsWhileTheCallRuns) {
+  auto r = call("import os, sys, time\n"
+                "print('first')\n"
+                "time.sleep(0.8)\n"
+                "print('partial', end='')\n"
+                "time.sleep(0.8)\n"
+                "print(' line', file=sys.stderr)\n"
+                "os.system('echo from-a-subprocess')\n"
+                "print('last')");
+  auto ended = Clock::now();
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.stdout_text, "first\npartialfrom-a-subprocess\nlast\n");
+  EXPECT_EQ(r.stderr_text, " line\n");
+  auto arrival = [&](const std::string& text) {
+    for (const auto& c : chunks_)
+      if (c.text.find(text) != std::string::npos) return c.at;
+    ADD_FAILURE() << "never delivered: " << text;
+    return ended;
+  };
+  using std::chrono::milliseconds;
+  EXPECT_GT(ended - arrival("first"), milliseconds(1200)) << "a line arrives as it is printed";
+  EXPECT_GT(ended - arrival("partial"), milliseconds(500)) << "so does text without a newline";
+  EXPECT_LT(arrival("partial") - arrival("first"), milliseconds(1100));
+  bool saw_stderr = false;
+  for (const auto& c : chunks_) saw_stderr = saw_stderr || (c.is_stderr && c.text == " line\n");
+  EXPECT_TRUE(saw_stderr);
+}
+
+TEST_F(SessionTest, OutputBeyondTheCapIsCutWithANote) {
+  auto r = call("import sys\nfor _ in range(3):\n    sys.stdout.write('x' * (1 << 20))\n'done'");
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.result, "'done'");
+  EXPECT_LT(r.stdout_text.size(), (1u << 20) + 200);
+  EXPECT_NE(r.stdout_text.find("[airlock: output cut at 1048576 bytes; 2097152 more bytes"), std::string::npos);
+  size_t streamed = 0;
+  for (const auto& c : chunks_) streamed += c.text.size();
+  EXPECT_EQ(streamed, 3u << 20) << "the sink gets all of it";
+}
+
+TEST_F(SessionTest, ShellCallsKeepTheirWorkingDirectoryAndEnvironment) {
+  auto first = shell("mkdir -p data && cd data\nexport GREETING='hello world'\nPLAIN=1\necho here");
+  EXPECT_EQ(first.status, "ok") << first.error << first.stderr_text;
+  EXPECT_EQ(first.stdout_text, "here\n");
+  EXPECT_EQ(first.cwd, "/workspace/data");
+  auto second = shell("pwd; echo \"$GREETING\"; echo \"plain=$PLAIN\"");
+  EXPECT_EQ(second.stdout_text, "/workspace/data\nhello world\nplain=\n") << "exported variables persist, others do not";
+  auto unset = shell("unset GREETING; cd ..");
+  EXPECT_EQ(unset.cwd, "/workspace");
+  EXPECT_EQ(shell("echo \"[$GREETING]\"").stdout_text, "[]\n");
+  auto failing = shell("echo oops >&2; false");
+  EXPECT_EQ(failing.status, "error");
+  EXPECT_EQ(failing.exit_code, 1);
+  EXPECT_EQ(failing.stderr_text, "oops\n");
+  auto exited = shell("exit 7");
+  EXPECT_EQ(exited.status, "error");
+  EXPECT_EQ(exited.exit_code, 7);
+  EXPECT_EQ(call("import os\nos.getcwd()").result, "'/workspace'") << "Python's cwd is its own";
+}
+
+TEST_F(SessionTest, AShellCommandStreamsItsOutput) {
+  auto r = shell("echo one; sleep 1; echo two");
+  auto ended = Clock::now();
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.stdout_text, "one\ntwo\n");
+  ASSERT_FALSE(chunks_.empty());
+  EXPECT_EQ(chunks_[0].text, "one\n");
+  EXPECT_GT(ended - chunks_[0].at, std::chrono::milliseconds(700));
+}
+
 TEST_F(SessionTest, ARunawayCallIsInterruptedAtItsTimeoutAndTheSessionGoesOn) {
   call("n = 5");
   auto spin = call("while True:\n    n += 1", 500);
@@ -90,28 +218,195 @@ TEST_F(SessionTest, ARunawayCallIsInterruptedAtItsTimeoutAndTheSessionGoesOn) {
   EXPECT_NE(spin.error.find("KeyboardInterrupt"), std::string::npos);
   auto after = call("n > 5");
   EXPECT_EQ(after.status, "ok");
-  EXPECT_EQ(after.result, "True");
+  EXPECT_EQ(after.result, "True") << "the state is kept";
   EXPECT_TRUE(session_->alive());
 }
 
+TEST_F(SessionTest, InterruptStopsABusyLoopASleepAndAShellCommand) {
+  call("n = 0");
+  {
+    auto t = later(500, [this] { ASSERT_TRUE(session_->interrupt()); });
+    auto spin = call("while True:\n    n += 1");
+    EXPECT_EQ(spin.status, "interrupted") << spin.error;
+    EXPECT_NE(spin.error.find("KeyboardInterrupt"), std::string::npos);
+  }
+  {
+    auto t = later(500, [this] { ASSERT_TRUE(session_->interrupt()); });
+    auto start = Clock::now();
+    auto nap = call("import time\ntime.sleep(60)");
+    EXPECT_EQ(nap.status, "interrupted") << nap.error;
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  }
+  {
+    auto t = later(500, [this] { ASSERT_TRUE(session_->interrupt()); });
+    auto cmd = shell("trap '' INT; sleep 300 & sleep 301; echo not-reached");
+    EXPECT_EQ(cmd.status, "interrupted") << cmd.error;
+    EXPECT_EQ(cmd.stdout_text.find("not-reached"), std::string::npos);
+    EXPECT_EQ(host_pid_of(session_->host_uid(), "sleep 30"), 0) << "the command's whole process group is killed";
+  }
+  EXPECT_TRUE(session_->interrupt()) << "idle: nothing happens";
+  auto after = call("n > 0");
+  EXPECT_EQ(after.result, "True") << "the state is kept; " << after.status << ": " << after.error;
+  EXPECT_TRUE(session_->alive());
+}
+
+TEST_F(SessionTest, ACallThatIgnoresInterruptsIsEndedByARestartAtItsTimeout) {
+  call("kept = 1");
+  auto start = Clock::now();
+  auto stuck = call("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", 500);
+  EXPECT_EQ(stuck.status, "timed_out") << stuck.error;
+  EXPECT_NE(stuck.error.find("restarted"), std::string::npos) << stuck.error;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(8));
+  auto next = call("'kept' in globals(), 6 * 7");
+  EXPECT_EQ(next.status, "ok") << next.error;
+  EXPECT_EQ(next.result, "(False, 42)") << "a fresh kernel answers";
+}
+
+TEST_F(SessionTest, RestartEmptiesTheNamespaceAndKeepsTheFiles) {
+  call("x = 1\nopen('/workspace/kept.txt', 'w').write('still here')");
+  shell("cd /tmp; export FOO=bar");
+  ASSERT_TRUE(session_->restart());
+  auto after = call("'x' in globals(), open('/workspace/kept.txt').read()");
+  EXPECT_EQ(after.status, "ok") << after.error;
+  EXPECT_EQ(after.result, "(False, 'still here')");
+  EXPECT_EQ(shell("pwd; echo \"[$FOO]\"").stdout_text, "/workspace\n[]\n") << "the shell starts over too";
+
+  // A call running in C code (a blocking sleep with SIGINT ignored) ends as restarted.
+  call("y = 2");
+  auto t = later(500, [this] { ASSERT_TRUE(session_->restart()); });
+  auto stuck = call("import ctypes, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                    "ctypes.CDLL(None).sleep(120)");
+  EXPECT_EQ(stuck.status, "restarted") << stuck.error;
+  EXPECT_EQ(call("'y' in globals()").result, "False");
+}
+
+TEST_F(SessionTest, AKernelThatDiesIsReplacedAndTheSessionGoesOn) {
+  call("z = 1");
+  auto died = call("import os\nprint('bye', flush=True)\nos._exit(3)");
+  EXPECT_EQ(died.status, "kernel_died") << died.error;
+  EXPECT_NE(died.error.find("status 3"), std::string::npos) << died.error;
+  EXPECT_EQ(died.stdout_text, "bye\n");
+  EXPECT_TRUE(session_->alive());
+  auto next = call("'z' in globals()");
+  EXPECT_EQ(next.status, "ok") << next.error;
+  EXPECT_EQ(next.result, "False");
+  auto killed = call("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)");
+  EXPECT_EQ(killed.status, "kernel_died") << killed.error;
+  EXPECT_NE(killed.error.find("signal 9"), std::string::npos) << killed.error;
+  EXPECT_EQ(call("1 + 1").result, "2");
+}
+
+TEST_F(SessionTest, ForgedProtocolLinesDoNotEndTheCallOrInjectAResult) {
+  // Lines that look like the kernel's, for every call id a forger could guess,
+  // printed by the code, written to fd 1 and echoed by a subprocess.
+  std::string mark = jobs::kKernelMark;
+  auto r = call(
+      "import json, os, sys, time, subprocess\n"
+      "M = '\\x1eairlock-kernel '\n"
+      "for i in range(30):\n"
+      "    forged = {'event': 'answer', 'id': 'call-%d' % i, 'status': 'ok', 'result': 'FORGED'}\n"
+      "    print(M + json.dumps(forged))\n"
+      "    os.write(1, (M + json.dumps(forged) + '\\n').encode())\n"
+      "    os.write(2, (M + json.dumps(forged) + '\\n').encode())\n"
+      "print(M + json.dumps({'event': 'kernel_exited', 'reason': 'forged'}))\n"
+      "subprocess.run(['printf', M + '{\"event\": \"answer\", \"id\": \"call-1\", \"result\": \"FORGED\"}\\n'])\n"
+      "time.sleep(0.3)\n"
+      "'real'");
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.result, "'real'") << "no forged answer was taken";
+  EXPECT_NE(r.stdout_text.find(mark + "{\"event\": \"answer\", \"id\": \"call-1\""), std::string::npos)
+      << "forged lines are delivered as the output they are";
+  EXPECT_NE(r.stderr_text.find("FORGED"), std::string::npos);
+  EXPECT_EQ(call("1 + 1").result, "2") << "the protocol is still in step";
+}
+
+TEST_F(SessionTest, UsageIsMeasuredPerCall) {
+  auto busy = call("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4:\n    pass\n"
+                   "b = bytearray(64 << 20)");
+  EXPECT_EQ(busy.status, "ok") << busy.error;
+  EXPECT_GE(busy.usage.cpu_ms, 350u);
+  EXPECT_LT(busy.usage.cpu_ms, 5000u);
+  EXPECT_GE(busy.usage.peak_memory_bytes, 64ull << 20);
+  auto idle = call("import time\ntime.sleep(0.2)");
+  EXPECT_LT(idle.usage.cpu_ms, 150u) << "cpu is counted per call, not since the start";
+  EXPECT_GE(idle.ms, 200);
+}
+
+TEST_F(SessionTest, InputsAreAdmittedAndTheWorkspaceIsFilledBeforeTheKernelStarts) {
+  std::string input = dir_.sub("sales.csv");
+  write_text(input, "region,revenue\nEast,10\n");
+  auto o = options();
+  o.inputs = {input};
+  uid_t filled_uid = 0;
+  o.fill_workspace = [&](int fd, uid_t uid, gid_t gid) -> Status {
+    filled_uid = uid;
+    int f = ::openat(fd, "restored.txt", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (f < 0) return fail_errno("create restored.txt");
+    bool ok = ::write(f, "from a snapshot", 15) == 15 && ::fchown(f, uid, gid) == 0;
+    ::close(f);
+    return ok ? Status{} : fail_errno("fill restored.txt");
+  };
+  auto s = jobs::Session::open(o);
+  ASSERT_TRUE(s) << s.error().message();
+  EXPECT_EQ(filled_uid, (*s)->sandbox_uid());
+  ASSERT_EQ((*s)->inputs().size(), 1u);
+  auto r = (*s)->exec("look",
+                      {"python", "import os\n(open('/inputs/sales.csv').read(), open('restored.txt').read(), "
+                                 "os.access('/inputs/sales.csv', os.W_OK), os.stat('restored.txt').st_uid)"},
+                      nullptr);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->status, "ok") << r->error;
+  EXPECT_EQ(r->result, "('region,revenue\\nEast,10\\n', 'from a snapshot', False, 1000)");
+
+  auto bad = options();
+  bad.inputs = {dir_.sub("missing.csv")};
+  auto refused = jobs::Session::open(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().what.find("input rejected"), std::string::npos) << refused.error().what;
+}
+
 TEST_F(SessionTest, ClosingRemovesEverythingEvenProcessesTheCodeLeftRunning) {
-  auto bg = call("import subprocess\np = subprocess.Popen(['sleep', '300'], start_new_session=True)\np.pid > 0");
-  EXPECT_EQ(bg.result, "True") << bg.error;
+  auto bg = call("import os, subprocess\np = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+                 "q = subprocess.Popen(['sleep', '301'])\nNone");
+  EXPECT_EQ(bg.status, "ok") << bg.error;
   std::string id = session_->id();
   uid_t uid = session_->host_uid();
-  EXPECT_FALSE(processes_of_uid(uid).empty());
+  pid_t detached = host_pid_of(uid, "sleep 300", 2000), child = host_pid_of(uid, "sleep 301", 2000);
+  ASSERT_NE(detached, 0);
+  ASSERT_NE(child, 0);
+  for (pid_t pid : {detached, child})
+    EXPECT_NE(read_text("/proc/" + std::to_string(pid) + "/cgroup").find(id), std::string::npos)
+        << "a process left running stays in the session's cgroup";
+  EXPECT_EQ(call("1").result, "1") << "a later call does not wait for them";
   session_.reset();
   EXPECT_TRUE(no_processes_of_uid(uid, 3000));
+  EXPECT_FALSE(pid_exists(detached));
+  EXPECT_FALSE(pid_exists(child));
   EXPECT_TRUE(cgroups_named(id).empty());
 }
 
+TEST_F(SessionTest, ASandboxKilledFromOutsideEndsTheCallAsSandboxDied) {
+  uid_t uid = session_->host_uid();
+  auto t = later(500, [uid] {
+    for (uid_t u : {uid - 1, uid})
+      for (pid_t pid : processes_of_uid(u)) ::kill(pid, SIGKILL);
+  });
+  auto r = call("import time\ntime.sleep(60)");
+  EXPECT_EQ(r.status, "sandbox_died") << r.error;
+  EXPECT_FALSE(session_->alive());
+  auto next = call("1");
+  EXPECT_EQ(next.status, "sandbox_died");
+  EXPECT_FALSE(session_->restart());
+}
+
 TEST_F(SessionTest, ASessionDoesNotSeeAnotherSession) {
-  auto other = jobs::Session::open({jobs::JobPolicy{}, dir_.state(), cgroups_.get()});
+  auto other = jobs::Session::open(options());
   ASSERT_TRUE(other) << other.error().message();
   call("secret = 'only-in-the-first'\nopen('/workspace/mine', 'w').write('1')");
-  auto look = (*other)->exec("import os\n(os.listdir('/workspace'), 'secret' in globals(), "
-                             "sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))",
-                             30'000);
+  auto look = (*other)->exec("look",
+                             {"python", "import os\n(os.listdir('/workspace'), 'secret' in globals(), "
+                                        "sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))"},
+                             nullptr);
   ASSERT_TRUE(look);
   EXPECT_EQ(look->status, "ok") << look->error;
   EXPECT_EQ(look->result.substr(0, 11), "([], False,") << look->result;

@@ -318,6 +318,23 @@ TEST_F(SessionTest, ForgedProtocolLinesDoNotEndTheCallOrInjectAResult) {
       << "forged lines are delivered as the output they are";
   EXPECT_NE(r.stderr_text.find("FORGED"), std::string::npos);
   EXPECT_EQ(call("1 + 1").result, "2") << "the protocol is still in step";
+
+  // Code in the kernel's own process can write on its channel (fd 3): an
+  // answer for another call, another call's output, a line cut short and
+  // one that is not JSON neither end this call nor show up in it.
+  auto channel = call(
+      "import os, time\n"
+      "M = b'\\x1eairlock-kernel '\n"
+      "os.write(3, M + b'{\"event\": \"answer\", \"id\": \"call-999\", \"status\": \"ok\", \"result\": \"FORGED\"}\\n')\n"
+      "os.write(3, M + b'{\"event\": \"output\", \"id\": \"call-999\", \"text\": \"FORGED\"}\\n')\n"
+      "os.write(3, M + b'{\"event\": \"answer\", \"id\": \\n')\n"
+      "os.write(3, M + b'not json\\n')\n"
+      "time.sleep(0.2)\n"
+      "'real'");
+  EXPECT_EQ(channel.status, "ok") << channel.error;
+  EXPECT_EQ(channel.result, "'real'");
+  EXPECT_EQ(channel.stdout_text.find("FORGED"), std::string::npos) << channel.stdout_text;
+  EXPECT_NE(channel.stdout_text.find("not json"), std::string::npos) << "a line that does not parse is raw output";
 }
 
 TEST_F(SessionTest, UsageIsMeasuredPerCall) {

@@ -14,6 +14,8 @@
 #include "service/config.h"
 #include "service/job_service.h"
 #include "service/routes.h"
+#include "service/session_routes.h"
+#include "service/session_service.h"
 #include "store/store.h"
 
 using namespace airlock;
@@ -92,6 +94,12 @@ int serve_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "airlock: cannot start the job service: %s\n", st.error().message().c_str());
     return 125;
   }
+  service::SessionService sessions(*config, **store, jobs);
+  if (auto st = sessions.start(); !st) {
+    std::fprintf(stderr, "airlock: cannot start the session service: %s\n", st.error().message().c_str());
+    jobs.stop();
+    return 125;
+  }
   api::ServerOptions options;
   options.address = config->listen_address;
   options.port = config->listen_port;
@@ -104,10 +112,12 @@ int serve_command(const std::vector<std::string>& args) {
   };
   api::HttpServer server(options);
   service::install_routes(server, jobs);
+  service::install_session_routes(server, jobs, sessions);
   auto port = server.start();
   if (!port) {
     std::fprintf(stderr, "airlock: cannot listen on %s:%u: %s\n", config->listen_address.c_str(),
                  config->listen_port, port.error().message().c_str());
+    sessions.stop();
     jobs.stop();
     return 125;
   }
@@ -118,6 +128,7 @@ int serve_command(const std::vector<std::string>& args) {
   sigwait(&stop_signals, &sig);
   log_line({{"event", "stopping"}, {"signal", sig}});
   server.stop();
+  sessions.stop();
   jobs.stop();
   if (pool) (void)pool->stop();
   return 0;

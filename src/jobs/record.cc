@@ -122,8 +122,9 @@ std::string record_text(const JobRecord& record) {
   return to_json(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string now_rfc3339() {
-  auto now = std::chrono::system_clock::now();
+std::string now_rfc3339() { return rfc3339(std::chrono::system_clock::now()); }
+
+std::string rfc3339(std::chrono::system_clock::time_point now) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};

@@ -2,6 +2,7 @@
 // store (schema in docs/job-record.md). Written once, when the job ends.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -84,5 +85,6 @@ std::string record_text(const JobRecord& record);
 
 // RFC 3339 UTC time with milliseconds, e.g. 2026-11-30T03:00:00.123Z.
 std::string now_rfc3339();
+std::string rfc3339(std::chrono::system_clock::time_point at);
 
 }  // namespace airlock::jobs

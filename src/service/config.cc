@@ -85,7 +85,9 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   static const std::set<std::string> known = {
       "listen", "data_dir", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_running", "max_queued",
       "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
-      "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps"};
+      "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
+      "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
+      "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -118,6 +120,19 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         else if (key == "log_buffer_kb") c.log_buffer_bytes = u << 10;
         else if (key == "retention_days") c.retention_days = u;
         else if (key == "retention_interval_s") c.retention_interval_s = std::max<uint64_t>(1, u);
+        else if (key == "max_sessions") c.max_sessions = u;
+        else if (key == "max_sessions_per_tenant") c.max_sessions_per_tenant = u;
+        else if (key == "snapshot_ttl_s") c.snapshot_ttl_s = std::max<uint64_t>(1, u);
+        else if (key == "snapshot_max_mb") c.snapshot_max_bytes = u << 20;
+        else if (key == "snapshot_expiry_interval_s") c.snapshot_expiry_interval_s = std::max<uint64_t>(1, u);
+        else if (key == "session_idle_timeout_s" || key == "session_max_idle_timeout_s" ||
+                 key == "session_max_lifetime_s") {
+          if (u < 1 || u > 30 * 86'400) return fail("configuration: " + key + " is from 1 to 2592000 seconds");
+          int v = static_cast<int>(u);
+          if (key == "session_idle_timeout_s") c.session_idle_timeout_s = v;
+          else if (key == "session_max_idle_timeout_s") c.session_max_idle_timeout_s = v;
+          else c.session_max_lifetime_s = v;
+        }
         else if (key == "warm_pool" || key == "preloaded_pool") {
           if (u > 64) return fail("configuration: " + key + " is at most 64");
           (key == "warm_pool" ? c.warm_pool : c.preloaded_pool) = u;

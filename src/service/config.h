@@ -33,6 +33,15 @@ struct ServiceConfig {
   // default limits. 0 turns a kind off.
   size_t warm_pool = 0;       // for any command
   size_t preloaded_pool = 0;  // Python jobs, forked from the preloaded interpreter
+  // Sessions (docs/sessions.md): how many may be open, and their clocks.
+  size_t max_sessions = 16;
+  size_t max_sessions_per_tenant = 4;
+  int session_idle_timeout_s = 600;          // the default; a session may ask for less or more
+  int session_max_idle_timeout_s = 86'400;   // the most a session may ask for
+  int session_max_lifetime_s = 14'400;       // the default and the most a session may ask for
+  uint64_t snapshot_ttl_s = 7 * 86'400;      // snapshots are removed this long after they were taken
+  uint64_t snapshot_max_bytes = 1ull << 30;  // of one snapshot's files together
+  uint64_t snapshot_expiry_interval_s = 60;
   // Network egress (docs/egress.md): the files every job's gateway uses, and
   // per tenant (by name) the destinations its jobs may name at most.
   std::string secrets_file;  // root-only TOML of credentials ("" none)

@@ -1,7 +1,6 @@
 #include "service/job_service.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "jobs/state_dir.h"
 #include "sandbox/cgroup.h"
 #include "service/job_process.h"
+#include "service/upload_check.h"
 #include "sys/file_io.h"
 #include "sys/remove_tree.h"
 #include "validate/checks.h"
@@ -75,32 +75,6 @@ json synthetic_record(const store::JobRow& row, const std::string& outcome, cons
   if (!req.is_discarded() && req.contains("command")) j["command"] = req["command"];
   return j;
 }
-
-// A file mapped read-only, unmapped on destruction.
-class MappedFile {
- public:
-  static Result<MappedFile> open(const std::string& path) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (!fd) return fail_errno("open " + path);
-    struct stat st{};
-    if (::fstat(fd.get(), &st) < 0) return fail_errno("stat " + path);
-    size_t size = static_cast<size_t>(st.st_size);
-    if (size == 0) return MappedFile(nullptr, 0);
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (p == MAP_FAILED) return fail_errno("map " + path);
-    return MappedFile(p, size);
-  }
-  MappedFile(MappedFile&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(o.size_) {}
-  ~MappedFile() {
-    if (data_) ::munmap(data_, size_);
-  }
-  std::string_view view() const { return {static_cast<const char*>(data_), data_ ? size_ : 0}; }
-
- private:
-  MappedFile(void* data, size_t size) : data_(data), size_(size) {}
-  void* data_;
-  size_t size_;
-};
 
 std::string file_dir(const ServiceConfig& c, const std::string& id) { return c.data_dir + "/files/" + id; }
 std::string work_dir(const ServiceConfig& c, const std::string& id) { return c.work_dir + "/" + id; }
@@ -170,24 +144,15 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
   if (!c.can("run")) return api_error(403, "forbidden", "this key lacks the 'run' scope");
   if (auto why = workspace::check_component(name))
     return api_error(400, "bad_name", "file name \"" + workspace::printable(name) + "\": " + *why);
-  // The same policy airlock run admits inputs under, decided on the spooled
-  // file through a read-only mapping (never copied whole into memory).
-  workspace::InputPolicy policy;
-  if (size > policy.max_file_bytes)
-    return api_error(413, "too_large", "file \"" + name + "\": " + std::to_string(size) +
-                                           " bytes, more than the limit of " + std::to_string(policy.max_file_bytes));
-  auto mapped = MappedFile::open(spooled);
-  if (!mapped) return internal("read the upload: " + mapped.error().message());
-  auto type = workspace::detect_type(mapped->view());
-  if (!policy.allowed.count(type))
-    return api_error(400, "type_not_allowed", "file \"" + name + "\": type " + std::string(workspace::type_name(type)) +
-                                                  " is not allowed (allowed: " + workspace::describe_types(policy.allowed) + ")");
+  // The same policy airlock run admits inputs under.
+  auto checked = check_upload(name, spooled, size, workspace::InputPolicy{});
+  if (!checked) return std::unexpected(checked.error());
   store::FileRow row;
   row.id = jobs::new_job_id();
   row.tenant_id = c.tenant.id;
   row.name = name;
-  row.size = mapped->view().size();
-  row.sha256 = Sha256::of(mapped->view());
+  row.size = checked->size;
+  row.sha256 = checked->sha256;
   std::string dir = file_dir(config_, row.id);
   if (auto st = sys::make_dirs(dir, 0755); !st) return internal(st.error().message());
   row.path = dir + "/" + name;
@@ -201,7 +166,7 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
   }
   return json{{"id", added->id},         {"name", added->name},
               {"size", added->size},     {"sha256", added->sha256},
-              {"type", workspace::type_name(type)}, {"created_at", added->created_at}};
+              {"type", checked->type}, {"created_at", added->created_at}};
 }
 
 ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const json& body,

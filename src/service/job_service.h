@@ -75,6 +75,9 @@ class JobService {
   // One JSON object per event (job queued, started, finished), each with the job id.
   void set_logger(std::function<void(const nlohmann::json&)> logger) { logger_ = std::move(logger); }
 
+  // The tenant's stored limits and the configuration's egress caps for its name.
+  PolicyCaps caps_for(const store::Tenant& tenant) const;
+
   std::string metrics_text() const;
   Metrics& metrics() { return metrics_; }
   const ServiceConfig& config() const { return config_; }
@@ -88,8 +91,6 @@ class JobService {
   // The job's record is stored: finish its output buffer, answer its waiters.
   void job_ended(const std::string& job_id);
   nlohmann::json view(const store::JobRow& row);
-  // The tenant's stored limits and the configuration's egress caps for its name.
-  PolicyCaps caps_for(const store::Tenant& tenant) const;
   size_t tenant_max_running(const std::string& tenant_id);
 
   void log(nlohmann::json event) const {

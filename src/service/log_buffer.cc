@@ -20,18 +20,20 @@ void LogBuffer::append(bool is_stderr, std::string_view text) {
 }
 
 void LogBuffer::finish() {
+  std::vector<Subscriber> finished;
   {
     std::lock_guard lock(mu_);
     if (finished_) return;
     finished_ = true;
-    for (auto& s : subscribers_) s.done();
-    subscribers_.clear();
+    finished.swap(subscribers_);
   }
   changed_.notify_all();
+  // Outside the lock: a done callback may read the buffer (no chunk can follow).
+  for (auto& s : finished) s.done();
 }
 
 uint64_t LogBuffer::subscribe(uint64_t offset, Listener on_chunk, std::function<void()> done) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   for (const auto& c : chunks_) {
     uint64_t end = c.offset + c.text.size();
     if (end <= offset) continue;
@@ -39,6 +41,7 @@ uint64_t LogBuffer::subscribe(uint64_t offset, Listener on_chunk, std::function<
     else on_chunk({offset, c.is_stderr, c.text.substr(static_cast<size_t>(offset - c.offset))});
   }
   if (finished_) {
+    lock.unlock();
     done();
     return 0;
   }

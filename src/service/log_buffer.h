@@ -32,9 +32,10 @@ class LogBuffer {
   // Chunks that end after `offset` (a chunk containing it is cut to start there).
   std::vector<OutputChunk> after(uint64_t offset) const;
   // Delivers every chunk after `offset` at once, then each new chunk as it is
-  // appended, then calls `done` once when the buffer is finished. Listeners
-  // run under the buffer's lock: they must only queue work (never block,
-  // never call back into the buffer). Returns an id for unsubscribe().
+  // appended, then calls `done` once when the buffer is finished. Chunk
+  // listeners run under the buffer's lock: they must only queue work (never
+  // block, never call back into the buffer); `done` runs without it and may
+  // read the buffer. Returns an id for unsubscribe().
   using Listener = std::function<void(const OutputChunk&)>;
   uint64_t subscribe(uint64_t offset, Listener on_chunk, std::function<void()> done);
   void unsubscribe(uint64_t id);

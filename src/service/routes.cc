@@ -2,78 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/route_helpers.h"
+
 namespace airlock::service {
 namespace {
 
 using api::Exchange;
 using api::HttpResponse;
 using json = nlohmann::json;
-using ExchangePtr = std::shared_ptr<Exchange>;
-
-HttpResponse from_error(const ApiError& e) {
-  HttpResponse r = HttpResponse::error(e.status, e.code, e.message);
-  if (e.status == 429) r.headers.emplace_back("Retry-After", "1");
-  if (e.status == 401) r.headers.emplace_back("WWW-Authenticate", "Bearer");
-  return r;
-}
-
-void answer(JobService& service, const ExchangePtr& ex, HttpResponse r) {
-  service.metrics().request(r.status);
-  ex->respond(std::move(r));
-}
-
-template <class T>
-void answer(JobService& service, const ExchangePtr& ex, const ApiResult<T>& result, int ok_status = 200) {
-  if (!result) return answer(service, ex, from_error(result.error()));
-  answer(service, ex, HttpResponse::json(ok_status, *result));
-}
-
-using Authed = std::function<void(const ExchangePtr&, const Caller&)>;
-
-// A route that needs an API key: authenticates, then runs the handler.
-void add(api::HttpServer& server, JobService& service, const std::string& method, const std::string& pattern,
-         Authed handler, api::RouteOptions options = {}) {
-  server.route(
-      method, pattern,
-      [&service, handler](ExchangePtr ex) {
-        auto caller = service.authenticate(ex->request().header("authorization"));
-        if (!caller) return answer(service, ex, from_error(caller.error()));
-        handler(ex, *caller);
-      },
-      options);
-}
-
-std::optional<json> json_body(JobService& service, const ExchangePtr& ex) {
-  const auto& body = ex->request().body;
-  auto parsed = json::parse(body.empty() ? std::string("{}") : body, nullptr, false);
-  if (parsed.is_discarded()) {
-    answer(service, ex, HttpResponse::error(400, "bad_json", "the body is not valid JSON"));
-    return std::nullopt;
-  }
-  return parsed;
-}
-
-// One SSE event per output chunk: id = bytes delivered so far (send it back as
-// Last-Event-ID to resume), event = stdout|stderr, data = JSON with the text.
-void stream_events(const ExchangePtr& ex, std::shared_ptr<LogBuffer> buffer, uint64_t from,
-                   std::function<json()> final_state) {
-  ex->start_events();
-  auto id = std::make_shared<uint64_t>(0);
-  *id = buffer->subscribe(
-      from,
-      [ex](const OutputChunk& c) {
-        json data = {{"offset", c.offset}, {"text", c.text}};
-        ex->send_event(std::to_string(c.offset + c.text.size()), c.is_stderr ? "stderr" : "stdout",
-                       data.dump(-1, ' ', false, json::error_handler_t::replace));
-      },
-      [ex, final_state] {
-        ex->send_event("", "end", final_state().dump());
-        ex->end_events();
-      });
-  ex->on_close([buffer, id] {
-    if (*id) buffer->unsubscribe(*id);
-  });
-}
 
 }  // namespace
 
@@ -138,16 +74,10 @@ void install_routes(api::HttpServer& server, JobService& service) {
     std::string id = req.params.at("id");
     auto buffer = service.output_stream(c, id);
     if (!buffer) return answer(service, ex, from_error(buffer.error()));
-    std::string from_text = req.header("last-event-id");
-    if (auto q = req.query.find("from"); q != req.query.end()) from_text = q->second;
-    uint64_t from = 0;
-    if (!from_text.empty()) {
-      if (from_text.size() > 18 || from_text.find_first_not_of("0123456789") != std::string::npos)
-        return answer(service, ex, HttpResponse::error(400, "bad_request", "Last-Event-ID / from: a byte offset"));
-      from = std::stoull(from_text);
-    }
+    auto from = resume_offset(service, ex);
+    if (!from) return;
     service.metrics().request(200);
-    stream_events(ex, *buffer, from, [&service, c, id] {
+    stream_events(ex, *buffer, *from, "end", "", [&service, c, id] {
       auto j = service.job(c, id);
       if (!j) return json{{"id", id}};
       return json{{"id", id}, {"state", (*j)["state"]}, {"outcome", (*j)["outcome"]}};

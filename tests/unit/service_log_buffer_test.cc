@@ -71,3 +71,18 @@ TEST(LogBuffer, WaitWakesOnAppend) {
   EXPECT_EQ(b.end_offset(), 1u);
   writer.join();
 }
+
+// The final event of a stream reads the buffer (its size) from the done
+// callback: that must not deadlock, whether the buffer finishes later or
+// had already finished when the reader subscribed.
+TEST(LogBuffer, DoneMayReadTheBuffer) {
+  LogBuffer b(1024);
+  b.append(false, "abc");
+  uint64_t seen_late = 0, seen_early = 0;
+  b.subscribe(0, [](const airlock::service::OutputChunk&) {}, [&] { seen_late = b.end_offset(); });
+  b.append(true, "de");
+  b.finish();
+  EXPECT_EQ(seen_late, 5u);
+  b.subscribe(0, [](const airlock::service::OutputChunk&) {}, [&] { seen_early = b.end_offset(); });
+  EXPECT_EQ(seen_early, 5u);
+}

@@ -1,0 +1,322 @@
+#include "service/live_session.h"
+
+#include "base/check.h"
+#include "base/sha256.h"
+#include "jobs/record.h"
+
+namespace airlock::service {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr size_t kMaxQueued = 16;
+constexpr size_t kStoredTextBytes = 64 << 10;  // of each output kept in the store and the record
+constexpr auto kInterruptGrace = std::chrono::seconds(2);
+
+std::string capped(const std::string& text, size_t cap) {
+  if (text.size() <= cap) return text;
+  return text.substr(0, cap) + "\n[airlock: cut at " + std::to_string(cap) + " of " + std::to_string(text.size()) +
+         " bytes]";
+}
+
+}  // namespace
+
+json exec_view(const Exec& e, bool with_result) {
+  json v = {{"id", e.id},
+            {"session_id", e.session_id},
+            {"kind", e.kind},
+            {"state", e.state},
+            {"timeout_s", static_cast<double>(e.timeout_ms) / 1000},
+            {"created_at", e.created_at},
+            {"started_at", e.started_at},
+            {"finished_at", e.finished_at},
+            {"output_bytes", e.output ? e.output->end_offset() : 0}};
+  if (e.state != "finished") return v;
+  const auto& r = e.result;
+  v["status"] = r.status;
+  if (!with_result) return v;
+  v["result"] = {{"status", r.status},
+                 {"stdout", r.stdout_text},
+                 {"stderr", r.stderr_text},
+                 {"value", r.result},
+                 {"html", r.html},
+                 {"error", r.error},
+                 {"figures", r.figures_png_base64},
+                 {"exit_code", r.exit_code},
+                 {"cwd", r.cwd},
+                 {"ms", r.ms},
+                 {"usage", {{"cpu_ms", r.usage.cpu_ms}, {"peak_memory_bytes", r.usage.peak_memory_bytes}}}};
+  return v;
+}
+
+json stored_call(const Exec& e) {
+  const auto& r = e.result;
+  json figures = json::array();
+  for (const auto& f : r.figures_png_base64) figures.push_back(Sha256::of(f));
+  return {{"id", e.id},
+          {"seq", e.seq},
+          {"kind", e.kind},
+          {"code", capped(e.code, kStoredTextBytes)},
+          {"code_sha256", Sha256::of(e.code)},
+          {"status", r.status},
+          {"created_at", e.created_at},
+          {"started_at", e.started_at},
+          {"finished_at", e.finished_at},
+          {"ms", r.ms},
+          {"exit_code", r.exit_code},
+          {"usage", {{"cpu_ms", r.usage.cpu_ms}, {"peak_memory_bytes", r.usage.peak_memory_bytes}}},
+          {"stdout", capped(r.stdout_text, kStoredTextBytes)},
+          {"stderr", capped(r.stderr_text, kStoredTextBytes)},
+          {"value", capped(r.result, kStoredTextBytes)},
+          {"error", capped(r.error, kStoredTextBytes)},
+          {"figures_base64_sha256", figures}};
+}
+
+LiveSession::LiveSession(store::SessionRow row, SessionRequest request, jobs::Session::Options options,
+                         uint64_t output_cap, Hooks hooks)
+    : row_(std::move(row)),
+      request_(std::move(request)),
+      options_(std::move(options)),
+      output_cap_(output_cap),
+      hooks_(std::move(hooks)) {}
+
+LiveSession::~LiveSession() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void LiveSession::start(std::function<void(const Status&)> opened) {
+  AIRLOCK_CHECK(!thread_.joinable());
+  thread_ = std::thread([this, opened = std::move(opened)] { run(opened); });
+}
+
+void LiveSession::run(std::function<void(const Status&)> opened) {
+  auto engine = jobs::Session::open(options_);
+  {
+    std::lock_guard lock(mu_);
+    if (engine) {
+      engine_ = std::shared_ptr<jobs::Session>(std::move(*engine));
+      if (state_ == "starting") state_ = "ready";
+      last_active_ = Clock::now();
+    } else if (close_reason_.empty()) {
+      close_reason_ = "failed_to_start";
+    }
+  }
+  opened(engine ? Status{} : Status(std::unexpected(engine.error())));
+
+  std::unique_lock lock(mu_);
+  while (engine_) {
+    wake_.wait(lock, [this] { return !close_reason_.empty() || !queue_.empty(); });
+    if (!close_reason_.empty()) break;
+    running_ = queue_.front();
+    queue_.pop_front();
+    auto exec = running_;
+    auto engine_ref = engine_;
+    exec->state = "running";
+    exec->started_at = jobs::now_rfc3339();
+    lock.unlock();
+
+    jobs::CallRequest call{exec->kind, exec->code, static_cast<int>(exec->timeout_ms)};
+    auto output = exec->output;
+    auto result = engine_ref->exec(exec->id, call, [output](bool is_stderr, std::string_view text) {
+      output->append(is_stderr, text);
+    });
+    jobs::CallResult r;
+    if (result) {
+      r = std::move(*result);
+    } else {
+      r.status = "sandbox_error";
+      r.error = "airlock failed to run the call: " + result.error().message();
+    }
+
+    lock.lock();
+    exec->result = std::move(r);
+    exec->state = "finished";
+    exec->finished_at = jobs::now_rfc3339();
+    running_.reset();
+    last_active_ = Clock::now();
+    bool died = !engine_ref->alive();
+    if (died && close_reason_.empty()) close_reason_ = "sandbox_died";
+    lock.unlock();
+    output->finish();
+    if (hooks_.call_ended) hooks_.call_ended(*exec);
+    lock.lock();
+  }
+  state_ = "closing";
+  finish_queued_locked("the session closed (" + close_reason_ + ") before the call ran");
+  auto engine_ref = std::move(engine_);
+  lock.unlock();
+  engine_ref.reset();  // the sandbox ends here, unless a file operation still holds it for a moment
+
+  lock.lock();
+  closed_at_ = jobs::now_rfc3339();
+  lock.unlock();
+  if (hooks_.closed) hooks_.closed(*this);  // the record is stored before the session shows as closed
+  lock.lock();
+  state_ = "closed";
+  auto callbacks = std::move(on_closed_);
+  on_closed_.clear();
+  lock.unlock();
+  for (auto& f : callbacks) f();
+}
+
+void LiveSession::finish_queued_locked(const std::string& why) {
+  for (auto& e : queue_) {
+    e->state = "finished";
+    e->result.status = "cancelled";
+    e->result.error = why;
+    e->finished_at = jobs::now_rfc3339();
+    e->output->finish();
+  }
+  queue_.clear();
+}
+
+Result<std::shared_ptr<Exec>> LiveSession::submit(const ExecRequest& request, const std::string& exec_id) {
+  std::lock_guard lock(mu_);
+  if (!close_reason_.empty() || state_ == "closed") return fail("the session is closed (" + close_reason_ + ")");
+  if (queue_.size() >= kMaxQueued) return fail("16 calls already wait in this session");
+  auto e = std::make_shared<Exec>();
+  e->id = exec_id;
+  e->session_id = row_.id;
+  e->kind = request.kind;
+  e->code = request.code;
+  e->timeout_ms = request.timeout_ms;
+  e->seq = next_seq_++;
+  e->created_at = jobs::now_rfc3339();
+  e->output = std::make_shared<LogBuffer>(output_cap_);
+  queue_.push_back(e);
+  execs_.push_back(e);
+  last_active_ = Clock::now();
+  wake_.notify_all();
+  return e;
+}
+
+std::shared_ptr<Exec> LiveSession::exec(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  for (const auto& e : execs_)
+    if (e->id == id) return e;
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<Exec>> LiveSession::execs() const {
+  std::lock_guard lock(mu_);
+  return execs_;
+}
+
+std::shared_ptr<jobs::Session> LiveSession::engine() const {
+  std::lock_guard lock(mu_);
+  return engine_;
+}
+
+Status LiveSession::interrupt() {
+  auto e = engine();
+  if (!e) return fail("the session is not open");
+  touch();
+  return e->interrupt();
+}
+
+Status LiveSession::restart() {
+  auto e = engine();
+  if (!e) return fail("the session is not open");
+  touch();
+  return e->restart();
+}
+
+void LiveSession::close(const std::string& reason, std::function<void()> done) {
+  std::shared_ptr<jobs::Session> interrupt_it;
+  {
+    std::lock_guard lock(mu_);
+    if (state_ == "closed") {
+      if (!done) return;
+    } else {
+      if (done) on_closed_.push_back(std::move(done));
+      if (close_reason_.empty()) {
+        close_reason_ = reason;
+        closing_since_ = Clock::now();
+        if (running_) interrupt_it = engine_;
+      }
+      wake_.notify_all();
+      done = nullptr;
+    }
+  }
+  if (interrupt_it) (void)interrupt_it->interrupt();
+  if (done) done();
+}
+
+void LiveSession::touch() {
+  std::lock_guard lock(mu_);
+  last_active_ = Clock::now();
+}
+
+std::string LiveSession::due_reason(Clock::time_point now) const {
+  std::lock_guard lock(mu_);
+  if (state_ != "ready" || !close_reason_.empty()) return "";
+  if (now - opened_at_ >= std::chrono::seconds(request_.max_lifetime_s)) return "max_lifetime";
+  // The idle clock runs only while no call runs or waits.
+  if (!running_ && queue_.empty() && now - last_active_ >= std::chrono::seconds(request_.idle_timeout_s))
+    return "idle_timeout";
+  return "";
+}
+
+void LiveSession::nudge_closing(Clock::time_point now) {
+  std::shared_ptr<jobs::Session> e;
+  {
+    std::lock_guard lock(mu_);
+    if (close_reason_.empty() || !running_ || restarted_for_close_ || now - closing_since_ < kInterruptGrace) return;
+    restarted_for_close_ = true;
+    e = engine_;
+  }
+  if (e) (void)e->restart();  // the call ignored the interrupt: a new interpreter ends it
+}
+
+bool LiveSession::closed() const {
+  std::lock_guard lock(mu_);
+  return state_ == "closed";
+}
+
+std::string LiveSession::close_reason() const {
+  std::lock_guard lock(mu_);
+  return close_reason_;
+}
+
+std::string LiveSession::closed_at() const {
+  std::lock_guard lock(mu_);
+  return closed_at_;
+}
+
+void LiveSession::note(json event) {
+  event["at"] = jobs::now_rfc3339();
+  std::lock_guard lock(mu_);
+  notes_.push_back(std::move(event));
+}
+
+std::vector<json> LiveSession::notes() const {
+  std::lock_guard lock(mu_);
+  return notes_;
+}
+
+json LiveSession::view() const {
+  std::lock_guard lock(mu_);
+  auto now = Clock::now();
+  auto left = [&](Clock::duration d) { return std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(d).count()); };
+  json calls = json::array();
+  for (const auto& e : execs_) calls.push_back(exec_view(*e, false));
+  std::string state = state_;
+  if (state == "ready" && (running_ || !queue_.empty())) state = "busy";
+  json v = {{"id", row_.id},
+            {"state", state},
+            {"created_at", row_.created_at},
+            {"closed_at", closed_at_},
+            {"close_reason", close_reason_},
+            {"idle_timeout_s", request_.idle_timeout_s},
+            {"max_lifetime_s", request_.max_lifetime_s},
+            {"calls", calls},
+            {"request", session_request_json(request_)}};
+  if (state_ == "ready") {
+    v["lifetime_left_s"] = left(std::chrono::seconds(request_.max_lifetime_s) - (now - opened_at_));
+    if (!running_ && queue_.empty())
+      v["idle_left_s"] = left(std::chrono::seconds(request_.idle_timeout_s) - (now - last_active_));
+  }
+  return v;
+}
+
+}  // namespace airlock::service

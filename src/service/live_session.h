@@ -1,0 +1,121 @@
+// One open session inside the service: its sandbox (jobs::Session), the calls
+// waiting and running in it, and the thread that runs them one at a time.
+// The thread opens the sandbox first, then takes calls in order until the
+// session closes (on request, idle, lifetime, or because the sandbox died),
+// and ends by destroying the sandbox. Every method is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "jobs/session.h"
+#include "service/log_buffer.h"
+#include "service/session_request.h"
+#include "store/types.h"
+
+namespace airlock::service {
+
+// One call (an "exec"): durable by id while the service runs; its output is
+// kept in `output` (capped) for replay, its result once it has ended.
+struct Exec {
+  std::string id, session_id, kind, code;
+  uint64_t timeout_ms = 0;
+  int64_t seq = 0;
+  std::string state = "queued";  // queued, running, finished
+  std::string created_at, started_at, finished_at;
+  std::shared_ptr<LogBuffer> output;
+  jobs::CallResult result;  // when finished
+};
+
+// The JSON of an exec: with the full result when `with_result` and finished.
+nlohmann::json exec_view(const Exec& e, bool with_result);
+// What the store keeps of an ended call (outputs capped, figures counted).
+nlohmann::json stored_call(const Exec& e);
+
+using Clock = std::chrono::steady_clock;
+
+class LiveSession {
+ public:
+  struct Hooks {
+    std::function<void(const Exec&)> call_ended;  // on the session's thread, after the result is set
+    std::function<void(LiveSession&)> closed;     // on the session's thread, the sandbox gone
+  };
+  LiveSession(store::SessionRow row, SessionRequest request, jobs::Session::Options options, uint64_t output_cap,
+              Hooks hooks);
+  ~LiveSession();  // joins the thread (close() first)
+
+  // Starts the thread; `opened` is called once, from it, when the sandbox is
+  // ready or failed to open (the session then closes as "failed_to_start").
+  void start(std::function<void(const Status&)> opened);
+
+  const store::SessionRow& row() const { return row_; }
+  const SessionRequest& request() const { return request_; }
+
+  // Queues a call. Fails when the session is closing or 16 calls wait.
+  Result<std::shared_ptr<Exec>> submit(const ExecRequest& request, const std::string& exec_id);
+  std::shared_ptr<Exec> exec(const std::string& id) const;
+  std::vector<std::shared_ptr<Exec>> execs() const;
+
+  Status interrupt();
+  Status restart();
+  // Begins closing with `reason` (the first reason wins): the running call is
+  // interrupted, queued calls end as "cancelled", the sandbox is destroyed.
+  // `done` runs once the session is closed (at once if it already is).
+  void close(const std::string& reason, std::function<void()> done = nullptr);
+
+  // The sandbox while the session is open (null before it opens and after it closes).
+  std::shared_ptr<jobs::Session> engine() const;
+  void touch();  // an API call on the session: the idle clock restarts
+
+  // For the housekeeping loop.
+  std::string due_reason(Clock::time_point now) const;  // "idle_timeout", "max_lifetime" or ""
+  void nudge_closing(Clock::time_point now);               // restarts a call that ignores the interrupt
+  bool closed() const;
+  std::string close_reason() const;
+  std::string closed_at() const;
+
+  nlohmann::json view() const;
+  // Events for the record: a file uploaded, downloaded or removed, a snapshot taken.
+  void note(nlohmann::json event);
+  std::vector<nlohmann::json> notes() const;
+
+ private:
+  void run(std::function<void(const Status&)> opened);
+  void finish_queued_locked(const std::string& why);
+
+  store::SessionRow row_;
+  SessionRequest request_;
+  jobs::Session::Options options_;
+  uint64_t output_cap_;
+  Hooks hooks_;
+  Clock::time_point opened_at_ = Clock::now();
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::string state_ = "starting";  // starting, ready, closing, closed
+  std::shared_ptr<jobs::Session> engine_;
+  std::deque<std::shared_ptr<Exec>> queue_;
+  std::shared_ptr<Exec> running_;
+  std::vector<std::shared_ptr<Exec>> execs_;
+  int64_t next_seq_ = 1;
+  Clock::time_point last_active_ = Clock::now();
+  Clock::time_point closing_since_{};
+  bool restarted_for_close_ = false;
+  std::string close_reason_, closed_at_;
+  std::vector<std::function<void()>> on_closed_;
+  std::vector<nlohmann::json> notes_;
+  std::thread thread_;
+};
+
+}  // namespace airlock::service

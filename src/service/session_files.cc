@@ -1,0 +1,104 @@
+// SessionService: the files of a session's /workspace. Uploads are admitted
+// under the session's input policy, downloads pass its output policy; the
+// copying runs on the task pool, never on an HTTP thread.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/unique_fd.h"
+#include "service/session_service.h"
+#include "service/upload_check.h"
+#include "workspace/live_files.h"
+#include "workspace/names.h"
+
+namespace airlock::service {
+namespace {
+
+using json = nlohmann::json;
+
+std::unexpected<ApiError> from_file_error(const workspace::FileError& e) {
+  static const std::map<std::string, int> kStatus = {
+      {"bad_path", 400}, {"not_found", 404}, {"not_a_file", 409}, {"not_a_directory", 409},
+      {"too_large", 413}, {"type_not_allowed", 400}};
+  auto it = kStatus.find(e.code);
+  return api_error(it == kStatus.end() ? 500 : it->second, e.code, e.message);
+}
+
+Result<UniqueFd> workspace_root(const jobs::Session& engine) {
+  UniqueFd root(::openat(engine.workspace_mount(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return fail_errno("open the session's workspace");
+  return root;
+}
+
+}  // namespace
+
+void SessionService::put_file(const Caller& c, const std::string& id, const std::string& path,
+                              const std::string& spooled, uint64_t size, Reply reply) {
+  auto s = open_session(c, id, "run");
+  if (!s) return reply(std::unexpected(s.error()));
+  if (auto why = workspace::check_relative_path(path))
+    return reply(api_error(400, "bad_path", "path \"" + workspace::printable(path) + "\": " + *why));
+  auto checked = check_upload(workspace::printable(path), spooled, size, (*s)->request().policy.inputs);
+  if (!checked) return reply(std::unexpected(checked.error()));
+  tasks_.post([session = *s, path, spooled, checked = *checked, reply] {
+    auto engine = session->engine();
+    if (!engine) return reply(api_error(409, "session_closed", "the session closed"));
+    auto root = workspace_root(*engine);
+    if (!root) return reply(internal(root.error().message()));
+    UniqueFd source(::open(spooled.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!source) return reply(internal("read the upload"));
+    auto sha = workspace::put_file(root->get(), path, source.get(), engine->sandbox_uid(), engine->sandbox_gid());
+    if (!sha) return reply(from_file_error(sha.error()));
+    if (*sha != checked.sha256) return reply(internal("the upload changed while it was copied"));
+    session->note({{"event", "upload"}, {"path", path}, {"size", checked.size}, {"sha256", *sha}, {"type", checked.type}});
+    reply(json{{"path", path}, {"size", checked.size}, {"sha256", *sha}, {"type", checked.type}});
+  });
+}
+
+ApiResult<json> SessionService::list_files(const Caller& c, const std::string& id, const std::string& path) {
+  auto s = open_session(c, id, "read");
+  if (!s) return std::unexpected(s.error());
+  auto engine = (*s)->engine();
+  if (!engine) return api_error(409, "session_closed", "the session closed");
+  auto root = workspace_root(*engine);
+  if (!root) return internal(root.error().message());
+  auto listing = workspace::list_dir(root->get(), path);
+  if (!listing) return from_file_error(listing.error());
+  json entries = json::array();
+  for (const auto& e : listing->entries)
+    entries.push_back({{"name", e.name}, {"kind", e.kind}, {"size", e.size}, {"modified_s", e.modified_s}});
+  return json{{"path", path}, {"entries", entries}, {"truncated", listing->truncated}};
+}
+
+void SessionService::get_file(const Caller& c, const std::string& id, const std::string& path,
+                              std::function<void(ApiResult<Download>)> reply) {
+  auto s = open_session(c, id, "read");
+  if (!s) return reply(std::unexpected(s.error()));
+  tasks_.post([session = *s, path, reply] {
+    auto engine = session->engine();
+    if (!engine) return reply(api_error(409, "session_closed", "the session closed"));
+    auto root = workspace_root(*engine);
+    if (!root) return reply(internal(root.error().message()));
+    auto got = workspace::read_checked(root->get(), path, session->request().policy.outputs);
+    if (!got) return reply(from_file_error(got.error()));
+    session->note({{"event", "download"}, {"path", path}, {"size", got->content.size()}, {"sha256", got->sha256},
+                   {"type", got->type}});
+    reply(Download{std::move(got->content), got->sha256, got->type});
+  });
+}
+
+void SessionService::delete_file(const Caller& c, const std::string& id, const std::string& path, Reply reply) {
+  auto s = open_session(c, id, "run");
+  if (!s) return reply(std::unexpected(s.error()));
+  tasks_.post([session = *s, path, reply] {
+    auto engine = session->engine();
+    if (!engine) return reply(api_error(409, "session_closed", "the session closed"));
+    auto root = workspace_root(*engine);
+    if (!root) return reply(internal(root.error().message()));
+    auto removed = workspace::remove_path(root->get(), path);
+    if (!removed) return reply(from_file_error(removed.error()));
+    session->note({{"event", "delete"}, {"path", path}});
+    reply(json{{"path", path}, {"deleted", true}});
+  });
+}
+
+}  // namespace airlock::service

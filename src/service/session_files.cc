@@ -35,7 +35,7 @@ void SessionService::put_file(const Caller& c, const std::string& id, const std:
                               const std::string& spooled, uint64_t size, Reply reply) {
   auto s = open_session(c, id, "run");
   if (!s) return reply(std::unexpected(s.error()));
-  if (auto why = workspace::check_relative_path(path))
+  if (auto why = workspace::check_workspace_path(path))
     return reply(api_error(400, "bad_path", "path \"" + workspace::printable(path) + "\": " + *why));
   auto checked = check_upload(workspace::printable(path), spooled, size, (*s)->request().policy.inputs);
   if (!checked) return reply(std::unexpected(checked.error()));

@@ -35,7 +35,7 @@ std::unexpected<FileError> errno_error(const std::string& path, const std::strin
 }
 
 std::optional<FileError> check_path(const std::string& path) {
-  if (auto why = check_relative_path(path)) return FileError{"bad_path", "path \"" + printable(path) + "\": " + *why};
+  if (auto why = check_workspace_path(path)) return FileError{"bad_path", "path \"" + printable(path) + "\": " + *why};
   return std::nullopt;
 }
 

@@ -23,11 +23,14 @@ std::string escape_byte(uint8_t b) {
 
 }  // namespace
 
-std::optional<std::string> check_component(std::string_view name) {
+namespace {
+
+std::optional<std::string> check_name(std::string_view name, bool leading_dot) {
   if (name.empty()) return "empty name";
   if (name.size() > kMaxComponentBytes)
     return "name longer than " + std::to_string(kMaxComponentBytes) + " bytes";
-  if (name.front() == '.') return "name starts with '.'";
+  if (name.front() == '.' && !leading_dot) return "name starts with '.'";
+  if (name == "." || name == "..") return "name is '.' or '..'";
   if (name.front() == '-') return "name starts with '-'";
   if (name.front() == ' ') return "name starts with a space";
   for (char c : name) {
@@ -38,7 +41,7 @@ std::optional<std::string> check_component(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<std::string> check_relative_path(std::string_view path) {
+std::optional<std::string> check_path(std::string_view path, bool leading_dot) {
   if (path.empty()) return "empty path";
   if (path.size() > kMaxPathBytes)
     return "path longer than " + std::to_string(kMaxPathBytes) + " bytes";
@@ -46,11 +49,19 @@ std::optional<std::string> check_relative_path(std::string_view path) {
   for (;;) {
     const size_t slash = path.find('/', start);
     const std::string_view part = path.substr(start, slash - start);
-    if (auto reason = check_component(part)) return *reason;
+    if (auto reason = check_name(part, leading_dot)) return *reason;
     if (slash == std::string_view::npos) return std::nullopt;
     start = slash + 1;
   }
 }
+
+}  // namespace
+
+std::optional<std::string> check_component(std::string_view name) { return check_name(name, false); }
+std::optional<std::string> check_workspace_component(std::string_view name) { return check_name(name, true); }
+std::optional<std::string> check_workspace_path(std::string_view path) { return check_path(path, true); }
+
+std::optional<std::string> check_relative_path(std::string_view path) { return check_path(path, false); }
 
 std::string printable(std::string_view raw) {
   std::string out;

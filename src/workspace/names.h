@@ -16,6 +16,12 @@ std::optional<std::string> check_component(std::string_view name);
 // doubled '/') whose every component passes check_component.
 std::optional<std::string> check_relative_path(std::string_view path);
 
+// The same rules for names inside a workspace (a session's files, a
+// snapshot), where a name may also start with '.' (.local, .git, .cache);
+// "." and ".." stay refused.
+std::optional<std::string> check_workspace_component(std::string_view name);
+std::optional<std::string> check_workspace_path(std::string_view path);
+
 // Printable, valid UTF-8 rendering of arbitrary bytes for records and
 // messages: printable ASCII stays, everything else (and '\\', so the form is
 // unambiguous) becomes \xNN; the rendering is cut at 300 bytes with "...".

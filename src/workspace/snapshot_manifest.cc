@@ -46,7 +46,7 @@ std::string describe(size_t index, const std::string& path) {
 
 // Checks one entry's fields (not its place among the others).
 std::optional<std::string> check_entry(const SnapshotEntry& e) {
-  if (auto bad = check_relative_path(e.path)) return "path: " + *bad;
+  if (auto bad = check_workspace_path(e.path)) return "path: " + *bad;
   if (e.mode & ~0777u) return "mode " + std::to_string(e.mode) + " has bits beyond 0777";
   switch (e.kind) {
     case SnapshotKind::kDir:

@@ -116,7 +116,7 @@ class Capturer {
 
   Result<std::optional<Frame>> visit(const Frame& parent, const std::string& name) {
     const std::string rel = join(parent.rel, name);
-    if (auto bad = check_component(name)) {
+    if (auto bad = check_workspace_component(name)) {
       skip(rel, "bad name: " + *bad);
       return std::nullopt;
     }
@@ -124,7 +124,7 @@ class Capturer {
     if (level > limits_.max_depth)
       return fail("workspace path \"" + printable(rel) + "\" is deeper than " +
                   std::to_string(limits_.max_depth) + " levels (limit)");
-    if (auto bad = check_relative_path(rel))
+    if (auto bad = check_workspace_path(rel))
       return fail("workspace path \"" + printable(rel) + "\": " + *bad);
     struct stat st{};
     if (::fstatat(parent.dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) {

@@ -65,12 +65,14 @@ TEST(LiveFiles, PutMakesDirectoriesAndReplacesAtomically) {
 TEST(LiveFiles, HostilePathsAreRefused) {
   Tree t;
   auto src = source("hello\n");
-  for (const char* bad : {"../escape.txt", "/etc/passwd", "a//b", ".hidden", "a/../../b", ""}) {
+  for (const char* bad : {"../escape.txt", "/etc/passwd", "a//b", "..", "a/./b", "a/../../b", "-rf", ""}) {
     auto r = put_file(t.fd.get(), bad, src.get(), ::getuid(), ::getgid());
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.error().code, "bad_path") << bad;
   }
   EXPECT_FALSE(fs::exists(fs::path(t.root).parent_path() / "escape.txt"));
+  // Dotfiles belong in a workspace (.local, .config).
+  EXPECT_TRUE(put_file(t.fd.get(), ".config/tool.toml", src.get(), ::getuid(), ::getgid()));
 }
 
 TEST(LiveFiles, PlantedSymlinksAreNeverFollowed) {

@@ -65,5 +65,15 @@ TEST(NamesTest, PrintableIsBounded) {
   EXPECT_TRUE(escaped.ends_with("\\x0a..."));
 }
 
+TEST(Names, WorkspaceNamesMayStartWithADot) {
+  EXPECT_EQ(check_workspace_component(".local"), std::nullopt);
+  EXPECT_EQ(check_workspace_path(".local/lib/python3.11/x.py"), std::nullopt);
+  EXPECT_EQ(check_workspace_component("."), "name is '.' or '..'");
+  EXPECT_EQ(check_workspace_component(".."), "name is '.' or '..'");
+  EXPECT_EQ(check_workspace_path("a/../b"), "name is '.' or '..'");
+  EXPECT_EQ(check_workspace_component("-rf"), "name starts with '-'");
+  EXPECT_EQ(check_workspace_path("a//b"), "empty name");
+}
+
 }  // namespace
 }  // namespace airlock::workspace

@@ -77,7 +77,7 @@ TEST(SnapshotManifest, StrictParsingNamesTheProblem) {
       {R"({"kind":"dir","mode":"0755","path":"../etc"})", "entry 0 (\"../etc\"): path:"},
       {R"({"kind":"dir","mode":"0755","path":"/etc"})", "entry 0 (\"/etc\"): path:"},
       {R"({"kind":"dir","mode":"0755","path":"a//b"})", "path:"},
-      {R"({"kind":"dir","mode":"0755","path":".git"})", "path:"},
+      {R"({"kind":"dir","mode":"0755","path":"a/.."})", "path:"},
       {R"({"kind":"dir","mode":"755","path":"a"})", "mode is not a string of 4 octal digits"},
       {R"({"kind":"dir","mode":"4755","path":"a"})", "mode is not a string of 4 octal digits"},
       {R"({"kind":"dir","mode":493,"path":"a"})", "mode is not a string of 4 octal digits"},

@@ -138,6 +138,11 @@ Result<std::vector<std::string>> string_array(const json& v, const std::string& 
 
 }  // namespace
 
+bool is_snapshot_digest(const std::string& s) {
+  std::string hex = s.rfind("sha256:", 0) == 0 ? s.substr(7) : s;
+  return hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 Result<std::vector<std::string>> parse_input_ids(const json& v) {
   auto ids = string_array(v, "inputs", 32);
   if (!ids) return std::unexpected(ids.error());
@@ -149,7 +154,7 @@ Result<std::vector<std::string>> parse_input_ids(const json& v) {
 
 Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known(body, "", {"command", "code", "language", "image", "inputs", "policy", "checks", "wait_s"});
+  if (auto st = only_known(body, "", {"command", "code", "language", "image", "inputs", "snapshot", "policy", "checks", "wait_s"});
       !st)
     return std::unexpected(st.error());
   JobRequest r;
@@ -192,6 +197,11 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   }
   if (body.contains("policy"))
     if (auto st = parse_policy(body["policy"], caps, r.policy); !st) return std::unexpected(st.error());
+  if (body.contains("snapshot")) {
+    if (!body["snapshot"].is_string() || !is_snapshot_digest(body["snapshot"].get<std::string>()))
+      return bad("snapshot", "must be a snapshot digest (sha256:<64 hex>)");
+    r.snapshot = body["snapshot"].get<std::string>();
+  }
   if (body.contains("checks")) {
     if (!body["checks"].is_array()) return bad("checks", "must be an array");
     r.checks = body["checks"];

@@ -30,6 +30,7 @@ struct JobRequest {
   std::optional<std::string> code;   // source to admit as an input named code_name
   std::string code_name;             // "main.py" or "main.sh"
   std::vector<std::string> input_ids;
+  std::string snapshot;  // digest of a snapshot of the tenant's to fill /workspace from; "" none
   std::string image = "host";
   jobs::JobPolicy policy;
   nlohmann::json checks = nlohmann::json::array();
@@ -42,6 +43,8 @@ Result<JobRequest> parse_job_request(const nlohmann::json& body, const PolicyCap
 
 // The "policy" object of a job (also a session's), over the defaults in `out`.
 Status parse_policy(const nlohmann::json& policy, const PolicyCaps& caps, jobs::JobPolicy& out);
+// "sha256:<64 lower-case hex>" (a snapshot's digest; plain hex is accepted too).
+bool is_snapshot_digest(const std::string& text);
 // The "inputs" array: uploaded file ids, at most 32, none twice.
 Result<std::vector<std::string>> parse_input_ids(const nlohmann::json& inputs);
 

@@ -180,6 +180,11 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
     if (!f) return internal(f.error().message());
     if (!*f) return api_error(400, "bad_request", "inputs: no file " + id);
   }
+  if (!request->snapshot.empty()) {
+    auto snap = store_.snapshot(c.tenant.id, request->snapshot);
+    if (!snap) return internal(snap.error().message());
+    if (!*snap) return api_error(400, "bad_request", "snapshot: no snapshot " + request->snapshot);
+  }
   if (!validate::parse_checks(request->checks))
     return api_error(400, "bad_request", "checks: " + validate::parse_checks(request->checks).error().message());
 
@@ -484,14 +489,28 @@ void JobService::run_one(const QueuedJob& q) {
     input_by_name[request->code_name] = path;
   }
   std::string record_file = dir + "/record.json";
-  std::vector<std::string> egress_files;
+  std::vector<std::string> operator_args;
   if (!request->policy.allow.empty()) {
     for (const auto& [flag, path] : {std::pair{"--secrets-file", config_.secrets_file},
                                      std::pair{"--egress-hosts", config_.egress_hosts},
                                      std::pair{"--egress-ca", config_.egress_ca}})
-      if (!path.empty()) egress_files.insert(egress_files.end(), {flag, path});
+      if (!path.empty()) operator_args.insert(operator_args.end(), {flag, path});
   }
-  auto args = airlock_run_args(*request, input_paths, dir + "/out", record_file, config_.state_dir, egress_files);
+  if (!request->snapshot.empty()) {
+    // /workspace starts as the snapshot: airlock run restores it from the content directory.
+    auto snap = store_.snapshot(row.tenant_id, request->snapshot);
+    if (!snap) return fail_job(snap.error().message());
+    if (!*snap) {
+      finish_without_running(row, "input_rejected", "snapshot " + request->snapshot + " was removed before the job ran");
+      return job_ended(row.id);
+    }
+    std::string manifest = dir + "/snapshot.json";
+    if (auto st = sys::write_file_atomic(manifest, (*snap)->manifest_json, 0400); !st)
+      return fail_job(st.error().message());
+    operator_args.insert(operator_args.end(),
+                         {"--snapshot-manifest", manifest, "--content-dir", store_.contents().root()});
+  }
+  auto args = airlock_run_args(*request, input_paths, dir + "/out", record_file, config_.state_dir, operator_args);
   std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
 
   row.started_at = jobs::now_rfc3339();

@@ -23,10 +23,6 @@ Result<int> seconds(const json& v, const std::string& field, int lo, int hi) {
   return static_cast<int>(v.get<int64_t>());
 }
 
-bool is_digest(const std::string& s) {
-  std::string hex = s.rfind("sha256:", 0) == 0 ? s.substr(7) : s;
-  return hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
 
 }  // namespace
 
@@ -56,7 +52,7 @@ Result<SessionRequest> parse_session_request(const json& body, const PolicyCaps&
     r.input_ids = std::move(*ids);
   }
   if (body.contains("snapshot")) {
-    if (!body["snapshot"].is_string() || !is_digest(body["snapshot"].get<std::string>()))
+    if (!body["snapshot"].is_string() || !is_snapshot_digest(body["snapshot"].get<std::string>()))
       return bad("snapshot", "must be a snapshot digest (sha256:<64 hex>)");
     r.snapshot = body["snapshot"].get<std::string>();
   }

@@ -11,6 +11,7 @@ int serve_command(const std::vector<std::string>& args);  // serve_command.cc
 int keys_command(const std::vector<std::string>& args);    // keys_command.cc
 int verify_command(const std::vector<std::string>& args);  // verify_command.cc
 int pool_command(const std::vector<std::string>& args);    // pool_command.cc
+int session_command(const std::vector<std::string>& args);  // session_command.cc
 int zygote_command(const std::vector<std::string>& args);  // zygote_command.cc (internal)
 
 namespace {
@@ -22,7 +23,9 @@ const char* const kUsage =
     "  serve [OPTIONS]                     the job service over HTTP (see airlock serve --help)\n"
     "  keys create|list|revoke [OPTIONS]   API keys of the job service (see airlock keys --help)\n"
     "  verify [--data-dir DIR]             check the job service's record chains\n"
-    "  pool [OPTIONS]                      keep warm and preloaded sandboxes ready (see airlock pool --help)\n";
+    "  pool [OPTIONS]                      keep warm and preloaded sandboxes ready (see airlock pool --help)\n"
+    "  session COMMAND [ARGS]              sessions of a running airlock serve: create, exec, files, close, ...\n"
+    "                                      (see airlock session --help)\n";
 
 }  // namespace
 
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
   if (command == "keys") return keys_command(args);
   if (command == "verify") return verify_command(args);
   if (command == "pool") return pool_command(args);
+  if (command == "session") return session_command(args);
   if (command == "zygote") return zygote_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;

@@ -139,7 +139,8 @@ Result<std::vector<std::string>> string_array(const json& v, const std::string& 
 }  // namespace
 
 bool is_snapshot_digest(const std::string& s) {
-  std::string hex = s.rfind("sha256:", 0) == 0 ? s.substr(7) : s;
+  if (s.rfind("sha256:", 0) != 0) return false;
+  std::string hex = s.substr(7);
   return hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 

@@ -43,7 +43,7 @@ Result<JobRequest> parse_job_request(const nlohmann::json& body, const PolicyCap
 
 // The "policy" object of a job (also a session's), over the defaults in `out`.
 Status parse_policy(const nlohmann::json& policy, const PolicyCaps& caps, jobs::JobPolicy& out);
-// "sha256:<64 lower-case hex>" (a snapshot's digest; plain hex is accepted too).
+// "sha256:<64 lower-case hex>": a snapshot's digest, as the store keeps it.
 bool is_snapshot_digest(const std::string& text);
 // The "inputs" array: uploaded file ids, at most 32, none twice.
 Result<std::vector<std::string>> parse_input_ids(const nlohmann::json& inputs);

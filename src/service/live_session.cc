@@ -310,6 +310,7 @@ json LiveSession::view() const {
             {"idle_timeout_s", request_.idle_timeout_s},
             {"max_lifetime_s", request_.max_lifetime_s},
             {"calls", calls},
+            {"events", notes_},
             {"request", session_request_json(request_)}};
   if (state_ == "ready") {
     v["lifetime_left_s"] = left(std::chrono::seconds(request_.max_lifetime_s) - (now - opened_at_));

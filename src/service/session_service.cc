@@ -23,6 +23,33 @@ SessionCaps session_caps(const ServiceConfig& c) {
 
 }  // namespace
 
+json session_record(const store::SessionRow& row, const std::string& closed_at, const std::string& reason,
+                    json calls, const json& events) {
+  uint64_t cpu_ms = 0, peak = 0;
+  for (auto& call : calls) {
+    // The record keeps what was run and how it ended, not what it printed.
+    for (const char* k : {"stdout", "stderr", "value"}) call.erase(k);
+    if (call.contains("usage") && call["usage"].is_object()) {
+      cpu_ms += call["usage"].value("cpu_ms", uint64_t{0});
+      peak = std::max(peak, call["usage"].value("peak_memory_bytes", uint64_t{0}));
+    }
+  }
+  json request = json::parse(row.request_json, nullptr, false);
+  return {{"kind", "session"},
+          {"record_version", 1},
+          {"id", row.id},
+          {"tenant", row.tenant_id},
+          {"key_id", row.key_id},
+          {"request", request},
+          {"snapshot", request.is_object() ? request.value("snapshot", "") : ""},
+          {"created_at", row.created_at},
+          {"closed_at", closed_at},
+          {"close_reason", reason},
+          {"calls", calls},
+          {"events", events},
+          {"usage", {{"calls", calls.size()}, {"cpu_ms", cpu_ms}, {"peak_memory_bytes", peak}}}};
+}
+
 SessionService::SessionService(const ServiceConfig& config, store::Store& store, JobService& jobs)
     : config_(config), store_(store), jobs_(jobs) {}
 
@@ -37,14 +64,14 @@ Status SessionService::start() {
   auto left = store_.open_sessions();
   if (!left) return std::unexpected(left.error());
   for (const auto& row : *left) {
-    json record = {{"kind", "session"}, {"id", row.id}, {"tenant", row.tenant_id}, {"key_id", row.key_id},
-                   {"created_at", row.created_at}, {"close_reason", "service_restarted"}};
     auto calls = store_.session_calls(row.id);
     json list = json::array();
     if (calls)
       for (const auto& c : *calls) list.push_back(json::parse(c.call_json, nullptr, false));
-    record["calls"] = list;
-    (void)store_.close_session(row.id, "service_restarted", "", record.dump());
+    std::string at = jobs::now_rfc3339();
+    json events = json::array({{{"event", "lost"}, {"at", at}, {"why", "the service ended while the session was open"}}});
+    json record = session_record(row, at, "service_restarted", list, events);
+    (void)store_.close_session(row.id, "service_restarted", at, record.dump());
   }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
@@ -86,9 +113,13 @@ std::shared_ptr<LiveSession> SessionService::find(const Caller& c, const std::st
 
 ApiResult<std::shared_ptr<LiveSession>> SessionService::open_session(const Caller& c, const std::string& id,
                                                                      const char* scope) {
-  if (!c.can(scope)) return api_error(403, "forbidden", std::string("this key lacks the '") + scope + "' scope");
+  // Reading is for keys with "read" or "run"; changing needs "run".
+  bool allowed = c.can(scope) || (std::string(scope) == "read" && c.can("run"));
+  if (!allowed) return api_error(403, "forbidden", std::string("this key lacks the '") + scope + "' scope");
   auto s = find(c, id);
-  if (s && !s->closed() && s->close_reason().empty()) {
+  if (s) {
+    std::string reason = s->close_reason();
+    if (!reason.empty()) return api_error(409, "session_closed", "session " + id + " is closing (" + reason + ")");
     s->touch();
     return s;
   }
@@ -103,6 +134,8 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   auto request = parse_session_request(body, jobs_.caps_for(c.tenant), session_caps(config_));
   if (!request) return reply(api_error(400, "bad_request", request.error().message()));
 
+  // The session the options are for, once it exists (the restore notes its time there).
+  auto live = std::make_shared<std::weak_ptr<LiveSession>>();
   jobs::Session::Options options;
   options.policy = request->policy;
   options.state_dir = config_.state_dir;
@@ -125,10 +158,16 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
                                                      std::to_string(request->policy.workspace_bytes) +
                                                      " (raise policy.workspace_mb)"));
     const store::ContentStore& contents = store_.contents();
-    options.fill_workspace = [manifest = std::move(*manifest), &contents](int mount_fd, uid_t uid, gid_t gid) {
+    options.fill_workspace = [manifest = std::move(*manifest), &contents, live](int mount_fd, uid_t uid, gid_t gid) {
+      auto started = Clock::now();
       UniqueFd root(::openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!root) return Status(fail_errno("open the new workspace"));
-      return workspace::restore_tree(manifest, contents, root.get(), uid, gid);
+      auto restored = workspace::restore_tree(manifest, contents, root.get(), uid, gid);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+      if (auto s = live->lock(); s && restored)
+        s->note({{"event", "restore"}, {"digest", manifest.digest()}, {"bytes", manifest.total_bytes()},
+                 {"entries", manifest.entries().size()}, {"ms", ms}});
+      return restored;
     };
   }
 
@@ -154,9 +193,12 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
     hooks.call_ended = [this](const Exec& e) { call_ended(e); };
     hooks.closed = [this](LiveSession& s) { session_closed(s); };
     auto s = std::make_shared<LiveSession>(row, *request, std::move(options), config_.log_buffer_bytes, hooks);
+    *live = s;
     sessions_[row.id] = s;
-    s->start([this, s, reply](const Status& opened) {
-      if (opened) return reply(s->view());
+    // The callback runs on the session's own thread: it must not own the
+    // session (the last owner destroys it, which joins that thread).
+    s->start([raw = s.get(), reply](const Status& opened) {
+      if (opened) return reply(raw->view());
       std::string why = opened.error().message();
       bool refused = why.find("input") != std::string::npos && why.find("airlock") == std::string::npos;
       reply(api_error(refused ? 400 : 500, refused ? "input_rejected" : "sandbox_error",
@@ -220,6 +262,7 @@ ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, c
   auto request = parse_exec_request(body, (*s)->request().policy.timeout_ms, caps.max_timeout_ms);
   if (!request) return api_error(400, "bad_request", request.error().message());
   auto e = (*s)->submit(*request, "x" + jobs::new_job_id());
+  if (!e && !(*s)->close_reason().empty()) return api_error(409, "session_closed", e.error().message());
   if (!e) return api_error(409, "busy", e.error().message());
   if (wait_s) *wait_s = request->wait_s;
   return exec_view(**e, false);
@@ -292,6 +335,7 @@ void SessionService::when_exec_done(const Caller& c, const std::string& id, cons
 ApiResult<json> SessionService::interrupt(const Caller& c, const std::string& id) {
   auto s = open_session(c, id, "run");
   if (!s) return std::unexpected(s.error());
+  if (!(*s)->engine()) return api_error(409, "starting", "the session's sandbox is still starting");
   if (auto st = (*s)->interrupt(); !st) return internal(st.error().message());
   return (*s)->view();
 }
@@ -299,6 +343,7 @@ ApiResult<json> SessionService::interrupt(const Caller& c, const std::string& id
 ApiResult<json> SessionService::restart(const Caller& c, const std::string& id) {
   auto s = open_session(c, id, "run");
   if (!s) return std::unexpected(s.error());
+  if (!(*s)->engine()) return api_error(409, "starting", "the session's sandbox is still starting");
   if (auto st = (*s)->restart(); !st) return internal(st.error().message());
   (*s)->note({{"event", "restart"}});
   return (*s)->view();
@@ -311,31 +356,10 @@ void SessionService::call_ended(const Exec& e) {
 }
 
 json SessionService::record_of(LiveSession& s) {
-  const auto& row = s.row();
   json calls = json::array();
-  uint64_t cpu_ms = 0, peak = 0;
-  for (const auto& e : s.execs()) {
-    if (e->state != "finished") continue;
-    calls.push_back(stored_call(*e));
-    cpu_ms += e->result.usage.cpu_ms;
-    peak = std::max(peak, e->result.usage.peak_memory_bytes);
-  }
-  // The record keeps what was run and how it ended, not what it printed.
-  for (auto& call : calls)
-    for (const char* k : {"stdout", "stderr", "value"}) call.erase(k);
-  return {{"kind", "session"},
-          {"record_version", 1},
-          {"id", row.id},
-          {"tenant", row.tenant_id},
-          {"key_id", row.key_id},
-          {"request", json::parse(row.request_json, nullptr, false)},
-          {"snapshot", s.request().snapshot},
-          {"created_at", row.created_at},
-          {"closed_at", s.closed_at()},
-          {"close_reason", s.close_reason()},
-          {"calls", calls},
-          {"events", s.notes()},
-          {"usage", {{"calls", calls.size()}, {"cpu_ms", cpu_ms}, {"peak_memory_bytes", peak}}}};
+  for (const auto& e : s.execs())
+    if (e->state == "finished") calls.push_back(stored_call(*e));
+  return session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
 }
 
 void SessionService::session_closed(LiveSession& s) {

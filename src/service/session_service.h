@@ -30,6 +30,12 @@
 
 namespace airlock::service {
 
+// The record of a closed session (pure): the request, every call as stored
+// (its outputs left out), the events (uploads, downloads, snapshots,
+// restarts), and the usage summed over the calls.
+nlohmann::json session_record(const store::SessionRow& row, const std::string& closed_at,
+                              const std::string& reason, nlohmann::json calls, const nlohmann::json& events);
+
 class SessionService {
  public:
   SessionService(const ServiceConfig& config, store::Store& store, JobService& jobs);

@@ -1,5 +1,9 @@
 #include "service/live_session.h"
 
+#include <fcntl.h>
+
+#include <cstring>
+
 #include "base/check.h"
 #include "base/sha256.h"
 #include "jobs/record.h"
@@ -70,6 +74,14 @@ json stored_call(const Exec& e) {
           {"value", capped(r.result, kStoredTextBytes)},
           {"error", capped(r.error, kStoredTextBytes)},
           {"figures_base64_sha256", figures}};
+}
+
+ApiResult<OpenWorkspace> open_workspace(const LiveSession& session) {
+  auto engine = session.engine();
+  if (!engine) return api_error(409, "session_closed", "the session closed");
+  UniqueFd root(::openat(engine->workspace_mount(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return internal(std::string("open the session's workspace: ") + std::strerror(errno));
+  return OpenWorkspace{std::move(engine), std::move(root)};
 }
 
 LiveSession::LiveSession(store::SessionRow row, SessionRequest request, jobs::Session::Options options,

@@ -19,7 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "base/unique_fd.h"
 #include "jobs/session.h"
+#include "service/api_error.h"
 #include "service/log_buffer.h"
 #include "service/session_request.h"
 #include "store/types.h"
@@ -44,6 +46,17 @@ nlohmann::json exec_view(const Exec& e, bool with_result);
 nlohmann::json stored_call(const Exec& e);
 
 using Clock = std::chrono::steady_clock;
+
+class LiveSession;
+
+// The /workspace of a session that is still open, for a file operation or a
+// snapshot: its sandbox, held until the operation ends, and the workspace's
+// root directory. 409 session_closed once the sandbox is gone.
+struct OpenWorkspace {
+  std::shared_ptr<jobs::Session> engine;
+  UniqueFd root;
+};
+ApiResult<OpenWorkspace> open_workspace(const LiveSession& session);
 
 class LiveSession {
  public:

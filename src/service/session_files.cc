@@ -23,12 +23,6 @@ std::unexpected<ApiError> from_file_error(const workspace::FileError& e) {
   return api_error(it == kStatus.end() ? 500 : it->second, e.code, e.message);
 }
 
-Result<UniqueFd> workspace_root(const jobs::Session& engine) {
-  UniqueFd root(::openat(engine.workspace_mount(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!root) return fail_errno("open the session's workspace");
-  return root;
-}
-
 }  // namespace
 
 void SessionService::put_file(const Caller& c, const std::string& id, const std::string& path,
@@ -40,13 +34,11 @@ void SessionService::put_file(const Caller& c, const std::string& id, const std:
   auto checked = check_upload(workspace::printable(path), spooled, size, (*s)->request().policy.inputs);
   if (!checked) return reply(std::unexpected(checked.error()));
   tasks_.post([session = *s, path, spooled, checked = *checked, reply] {
-    auto engine = session->engine();
-    if (!engine) return reply(api_error(409, "session_closed", "the session closed"));
-    auto root = workspace_root(*engine);
-    if (!root) return reply(internal(root.error().message()));
+    auto ws = open_workspace(*session);
+    if (!ws) return reply(std::unexpected(ws.error()));
     UniqueFd source(::open(spooled.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!source) return reply(internal("read the upload"));
-    auto sha = workspace::put_file(root->get(), path, source.get(), engine->sandbox_uid(), engine->sandbox_gid());
+    auto sha = workspace::put_file(ws->root.get(), path, source.get(), ws->engine->sandbox_uid(), ws->engine->sandbox_gid());
     if (!sha) return reply(from_file_error(sha.error()));
     if (*sha != checked.sha256) return reply(internal("the upload changed while it was copied"));
     session->note({{"event", "upload"}, {"path", path}, {"size", checked.size}, {"sha256", *sha}, {"type", checked.type}});
@@ -57,11 +49,9 @@ void SessionService::put_file(const Caller& c, const std::string& id, const std:
 ApiResult<json> SessionService::list_files(const Caller& c, const std::string& id, const std::string& path) {
   auto s = open_session(c, id, "read");
   if (!s) return std::unexpected(s.error());
-  auto engine = (*s)->engine();
-  if (!engine) return api_error(409, "session_closed", "the session closed");
-  auto root = workspace_root(*engine);
-  if (!root) return internal(root.error().message());
-  auto listing = workspace::list_dir(root->get(), path);
+  auto ws = open_workspace(**s);
+  if (!ws) return std::unexpected(ws.error());
+  auto listing = workspace::list_dir(ws->root.get(), path);
   if (!listing) return from_file_error(listing.error());
   json entries = json::array();
   for (const auto& e : listing->entries)
@@ -74,11 +64,9 @@ void SessionService::get_file(const Caller& c, const std::string& id, const std:
   auto s = open_session(c, id, "read");
   if (!s) return reply(std::unexpected(s.error()));
   tasks_.post([session = *s, path, reply] {
-    auto engine = session->engine();
-    if (!engine) return reply(api_error(409, "session_closed", "the session closed"));
-    auto root = workspace_root(*engine);
-    if (!root) return reply(internal(root.error().message()));
-    auto got = workspace::read_checked(root->get(), path, session->request().policy.outputs);
+    auto ws = open_workspace(*session);
+    if (!ws) return reply(std::unexpected(ws.error()));
+    auto got = workspace::read_checked(ws->root.get(), path, session->request().policy.outputs);
     if (!got) return reply(from_file_error(got.error()));
     session->note({{"event", "download"}, {"path", path}, {"size", got->content.size()}, {"sha256", got->sha256},
                    {"type", got->type}});
@@ -90,11 +78,9 @@ void SessionService::delete_file(const Caller& c, const std::string& id, const s
   auto s = open_session(c, id, "run");
   if (!s) return reply(std::unexpected(s.error()));
   tasks_.post([session = *s, path, reply] {
-    auto engine = session->engine();
-    if (!engine) return reply(api_error(409, "session_closed", "the session closed"));
-    auto root = workspace_root(*engine);
-    if (!root) return reply(internal(root.error().message()));
-    auto removed = workspace::remove_path(root->get(), path);
+    auto ws = open_workspace(*session);
+    if (!ws) return reply(std::unexpected(ws.error()));
+    auto removed = workspace::remove_path(ws->root.get(), path);
     if (!removed) return reply(from_file_error(removed.error()));
     session->note({{"event", "delete"}, {"path", path}});
     reply(json{{"path", path}, {"deleted", true}});

@@ -1,9 +1,6 @@
 // SessionService: snapshots of a session's /workspace (docs/snapshots.md).
 // Taking one walks the live tree on the task pool and stores its files by
 // content; the tenant owns the snapshot until it is deleted or expires.
-#include <fcntl.h>
-
-#include "base/unique_fd.h"
 #include "jobs/record.h"
 #include "service/session_service.h"
 #include "workspace/snapshot_tree.h"
@@ -25,13 +22,11 @@ void SessionService::snapshot(const Caller& c, const std::string& id, Reply repl
   if (!s) return reply(std::unexpected(s.error()));
   std::string tenant = c.tenant.id;
   tasks_.post([this, session = *s, tenant, reply] {
-    auto engine = session->engine();
-    if (!engine) return reply(api_error(409, "session_closed", "the session closed"));
-    UniqueFd root(::openat(engine->workspace_mount(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root) return reply(internal("open the session's workspace"));
+    auto ws = open_workspace(*session);
+    if (!ws) return reply(std::unexpected(ws.error()));
     workspace::CaptureLimits limits;
     limits.max_bytes = config_.snapshot_max_bytes;
-    auto captured = workspace::capture_tree(root.get(), store_.contents(), limits);
+    auto captured = workspace::capture_tree(ws->root.get(), store_.contents(), limits);
     if (!captured) {
       bool limit = captured.error().err == 0;  // over a limit or a bad tree, not airlock's own failure
       return reply(api_error(limit ? 422 : 500, limit ? "snapshot_refused" : "internal",

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "base/sha256.h"
+#include "cli/session_args.h"
 #include "service_fixture.h"
 
 using namespace airlock::testing;
@@ -24,23 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The base64 alphabet, decoded (figures come back as base64 PNG).
-std::string base64_decode(const std::string& in) {
-  static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char c : in) {
-    auto pos = chars.find(c);
-    if (pos == std::string::npos) break;
-    val = (val << 6) + static_cast<int>(pos);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xff));
-      bits -= 8;
-    }
-  }
-  return out;
-}
 
 class SessionApi : public ::testing::Test {
  protected:
@@ -122,7 +106,7 @@ TEST_F(SessionApi, AnAnalystWorksInTurnsAndGetsAChartBack) {
                       "df.to_csv('revenue.csv', index=False)");
   ASSERT_EQ(t3["status"], "ok") << t3.dump(2);
   ASSERT_EQ(t3["result"]["figures"].size(), 1u);
-  std::string png = base64_decode(t3["result"]["figures"][0]);
+  std::string png = airlock::cli::decode_base64(t3["result"]["figures"][0].get<std::string>()).value_or("");
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   // An error keeps the state: the traceback names the cell's line.
   json t4 = exec(sid, "undefined_name + 1");

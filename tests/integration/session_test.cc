@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "jobs/session.h"
+#include "cli/session_args.h"
 #include "jobs/session_kernel.h"
 #include "run_helpers.h"
 #include "sandbox/cgroup.h"
@@ -26,22 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string b64decode(const std::string& in) {
-  static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char c : in) {
-    auto pos = chars.find(c);
-    if (pos == std::string::npos) break;
-    val = (val << 6) + static_cast<int>(pos);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
 
 bool pid_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 
@@ -125,7 +110,7 @@ TEST_F(SessionTest, StatePersistsAcrossTurnsAndFiguresComeBackAsPng) {
   auto chart = call("import matplotlib.pyplot as plt\ntotal.plot.bar()\nplt.title('by region')\nNone");
   EXPECT_EQ(chart.status, "ok") << chart.error;
   ASSERT_EQ(chart.figures_png_base64.size(), 1u);
-  EXPECT_EQ(b64decode(chart.figures_png_base64[0]).substr(0, 8), "\x89PNG\r\n\x1a\n");
+  EXPECT_EQ(airlock::cli::decode_base64(chart.figures_png_base64[0]).value_or("").substr(0, 8), "\x89PNG\r\n\x1a\n");
   EXPECT_TRUE(call("len(plt.get_fignums())").result == "0") << "figures are closed once returned";
 }
 

@@ -26,7 +26,8 @@ const char* const kServeUsage =
     "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--state-dir DIR]\n"
     "                     [--max-running N] [--max-queued N] [--retention-days N]\n"
     "                     [--warm N] [--preloaded N]\n"
-    "  Serves the job API (docs/openapi.json) until SIGINT or SIGTERM. Defaults: 127.0.0.1:8470,\n"
+    "  Serves the job and session API (docs/openapi.json, docs/sessions.md) until SIGINT or\n"
+    "  SIGTERM; open sessions are closed then. Defaults: 127.0.0.1:8470,\n"
     "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n"
     "  --warm N and --preloaded N keep N sandboxes ready (any command / Python with numpy,\n"
     "  pandas and matplotlib already imported) for jobs with the default limits (default 0).\n";

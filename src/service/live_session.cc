@@ -14,6 +14,9 @@ namespace {
 using json = nlohmann::json;
 
 constexpr size_t kMaxQueued = 16;
+// Ended calls kept in memory with their whole output and result; older ones
+// are answered from the store (session_calls).
+constexpr size_t kKeptFinished = 64;
 constexpr size_t kStoredTextBytes = 64 << 10;  // of each output kept in the store and the record
 constexpr auto kInterruptGrace = std::chrono::seconds(2);
 
@@ -146,6 +149,7 @@ void LiveSession::run(std::function<void(const Status&)> opened) {
     exec->finished_at = jobs::now_rfc3339();
     running_.reset();
     last_active_ = Clock::now();
+    forget_old_locked();
     bool died = !engine_ref->alive();
     if (died && close_reason_.empty()) close_reason_ = "sandbox_died";
     lock.unlock();
@@ -169,6 +173,19 @@ void LiveSession::run(std::function<void(const Status&)> opened) {
   on_closed_.clear();
   lock.unlock();
   for (auto& f : callbacks) f();
+}
+
+void LiveSession::forget_old_locked() {
+  size_t finished = 0;
+  for (const auto& e : execs_) finished += e->state == "finished";
+  for (auto it = execs_.begin(); it != execs_.end() && finished > kKeptFinished;) {
+    if ((*it)->state == "finished") {
+      it = execs_.erase(it);  // a reader holding it keeps it alive until done
+      --finished;
+    } else {
+      ++it;
+    }
+  }
 }
 
 void LiveSession::finish_queued_locked(const std::string& why) {

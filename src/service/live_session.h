@@ -77,6 +77,7 @@ class LiveSession {
 
   // Queues a call. Fails when the session is closing or 16 calls wait.
   Result<std::shared_ptr<Exec>> submit(const ExecRequest& request, const std::string& exec_id);
+  // Calls waiting, running, and the latest ended ones (older ones are in the store).
   std::shared_ptr<Exec> exec(const std::string& id) const;
   std::vector<std::shared_ptr<Exec>> execs() const;
 
@@ -106,6 +107,7 @@ class LiveSession {
  private:
   void run(std::function<void(const Status&)> opened);
   void finish_queued_locked(const std::string& why);
+  void forget_old_locked();  // keeps the latest kKeptFinished ended calls in memory
 
   store::SessionRow row_;
   SessionRequest request_;

@@ -41,6 +41,22 @@ void Metrics::request(int status) {
   ++requests_by_status_[status];
 }
 
+void Metrics::session_opened() {
+  std::lock_guard lock(mu_);
+  ++sessions_opened_;
+}
+
+void Metrics::session_closed(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  ++sessions_by_reason_[reason];
+}
+
+void Metrics::session_call(const std::string& status, double seconds) {
+  std::lock_guard lock(mu_);
+  ++calls_by_status_[status];
+  call_duration_.observe(seconds);
+}
+
 std::string Metrics::render(size_t queued, size_t running) const {
   std::lock_guard lock(mu_);
   std::string out = "# HELP airlock_jobs_total Jobs finished, by outcome.\n# TYPE airlock_jobs_total counter\n";
@@ -55,6 +71,20 @@ std::string Metrics::render(size_t queued, size_t running) const {
          std::to_string(running) + "\n";
   out += start_latency_.render("airlock_job_start_latency_seconds", "From job creation to its sandbox starting.");
   out += duration_.render("airlock_job_duration_seconds", "From a job's start to its end.");
+  uint64_t closed = 0;
+  out += "# HELP airlock_sessions_closed_total Sessions closed, by reason.\n"
+         "# TYPE airlock_sessions_closed_total counter\n";
+  for (const auto& [reason, n] : sessions_by_reason_) {
+    out += "airlock_sessions_closed_total{reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
+    closed += n;
+  }
+  out += "# HELP airlock_sessions_open Sessions open (or opening) now.\n# TYPE airlock_sessions_open gauge\n"
+         "airlock_sessions_open " + std::to_string(sessions_opened_ >= closed ? sessions_opened_ - closed : 0) + "\n";
+  out += "# HELP airlock_session_calls_total Session calls ended, by status.\n"
+         "# TYPE airlock_session_calls_total counter\n";
+  for (const auto& [status, n] : calls_by_status_)
+    out += "airlock_session_calls_total{status=\"" + status + "\"} " + std::to_string(n) + "\n";
+  out += call_duration_.render("airlock_session_call_duration_seconds", "From a session call's start to its end.");
   return out;
 }
 

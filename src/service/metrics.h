@@ -28,6 +28,9 @@ class Metrics {
   void job_finished(const std::string& outcome, double run_seconds);
   void job_started(double queued_seconds);
   void request(int status);
+  void session_opened();
+  void session_closed(const std::string& reason);
+  void session_call(const std::string& status, double seconds);
   // `queued`, `running`: gauges read at render time.
   std::string render(size_t queued, size_t running) const;
 
@@ -36,6 +39,9 @@ class Metrics {
   std::map<std::string, uint64_t> jobs_by_outcome_;
   std::map<int, uint64_t> requests_by_status_;
   Histogram start_latency_, duration_;
+  uint64_t sessions_opened_ = 0;
+  std::map<std::string, uint64_t> sessions_by_reason_, calls_by_status_;
+  Histogram call_duration_;
 };
 
 }  // namespace airlock::service

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 
+#include <set>
+
 #include "base/check.h"
 #include "base/unique_fd.h"
 #include "jobs/record.h"
@@ -189,6 +191,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
       return reply(api_error(429, "too_many_sessions", "the tenant has " + std::to_string(mine) +
                                                            " open sessions, its limit; close one"));
     if (auto st = store_.create_session(row); !st) return reply(internal(st.error().message()));
+    jobs_.metrics().session_opened();
     LiveSession::Hooks hooks;
     hooks.call_ended = [this](const Exec& e) { call_ended(e); };
     hooks.closed = [this](LiveSession& s) { session_closed(s); };
@@ -283,20 +286,26 @@ ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, con
 
 ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
   if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
-  json out = json::array();
-  if (auto s = find(c, id)) {
-    for (const auto& e : s->execs()) out.push_back(exec_view(*e, false));
-    return json{{"execs", out}};
+  auto live = find(c, id);
+  if (!live) {
+    auto row = store_.session(c.tenant.id, id);
+    if (!row) return internal(row.error().message());
+    if (!*row) return not_found("session " + id);
   }
-  auto row = store_.session(c.tenant.id, id);
-  if (!row) return internal(row.error().message());
-  if (!*row) return not_found("session " + id);
+  // The ended calls as stored, then those only in memory (waiting, running, just ended).
+  json out = json::array();
+  std::set<std::string> listed;
   auto calls = store_.session_calls(id);
   if (!calls) return internal(calls.error().message());
   for (const auto& call : *calls) {
     json j = json::parse(call.call_json, nullptr, false);
-    out.push_back({{"id", call.id}, {"state", "finished"}, {"status", j["status"]}, {"kind", j["kind"]}});
+    out.push_back({{"id", call.id}, {"session_id", id}, {"state", "finished"}, {"status", j["status"]},
+                   {"kind", j["kind"]}, {"created_at", j["created_at"]}, {"finished_at", j["finished_at"]}});
+    listed.insert(call.id);
   }
+  if (live)
+    for (const auto& e : live->execs())
+      if (!listed.count(e->id)) out.push_back(exec_view(*e, false));
   return json{{"execs", out}};
 }
 
@@ -352,17 +361,21 @@ ApiResult<json> SessionService::restart(const Caller& c, const std::string& id) 
 void SessionService::call_ended(const Exec& e) {
   store::SessionCallRow row{e.session_id, e.id, e.seq, stored_call(e).dump(-1, ' ', false, json::error_handler_t::replace)};
   (void)store_.add_session_call(row);
+  jobs_.metrics().session_call(e.result.status, e.result.ms / 1000);
   wake_.notify_all();
 }
 
 json SessionService::record_of(LiveSession& s) {
+  // Every ended call, from the store (memory keeps only the latest ones).
   json calls = json::array();
-  for (const auto& e : s.execs())
-    if (e->state == "finished") calls.push_back(stored_call(*e));
+  auto stored = store_.session_calls(s.row().id);
+  if (stored)
+    for (const auto& c : *stored) calls.push_back(json::parse(c.call_json, nullptr, false));
   return session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
 }
 
 void SessionService::session_closed(LiveSession& s) {
+  jobs_.metrics().session_closed(s.close_reason());
   json record = record_of(s);
   (void)store_.close_session(s.row().id, s.close_reason(), s.closed_at(),
                              record.dump(-1, ' ', false, json::error_handler_t::replace));

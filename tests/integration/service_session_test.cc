@@ -151,6 +151,11 @@ TEST_F(SessionApi, AnAnalystWorksInTurnsAndGetsAChartBack) {
   for (const auto& e : rec["events"])
     if (e["event"] == "upload" && e["path"] == "data/sales.csv") upload_noted = true;
   EXPECT_TRUE(upload_noted) << rec["events"].dump();
+  // The metrics count it.
+  auto metrics = http.request("GET", "/metrics");
+  EXPECT_NE(metrics.body.find("airlock_sessions_closed_total{reason=\"closed\"} 1\n"), std::string::npos);
+  EXPECT_NE(metrics.body.find("airlock_session_calls_total{status=\"error\"} 1\n"), std::string::npos);
+  EXPECT_NE(metrics.body.find("airlock_sessions_open 0\n"), std::string::npos);
   // A closed session takes no more calls, and says why.
   auto late = http.request("POST", "/v1/sessions/" + sid + "/execs", R"({"code":"1"})", svc.alpha.auth());
   EXPECT_EQ(late.status, 409);
@@ -308,7 +313,10 @@ TEST_F(SessionApi, ASnapshotRestoresIntoANewSessionAndAJobWithIdenticalFiles) {
                     "open('nested/deep/blob.bin', 'wb').write(os.urandom(300000))\n"
                     "open('.local/lib/mod.py', 'w').write('X = 1\\n')\n"
                     "open('notes.txt', 'w').write('turn one\\n')\n"
-                    "os.symlink('notes.txt', 'link.txt')")["status"],
+                    "os.symlink('notes.txt', 'link.txt')\n"
+                    "import site\n"  // a package installed for the user lands in /workspace (HOME)
+                    "os.makedirs(site.getusersitepackages(), exist_ok=True)\n"
+                    "open(os.path.join(site.getusersitepackages(), 'probe_pkg.py'), 'w').write('ANSWER = 42\\n')")["status"],
             "ok");
   std::string before = workspace_hashes(a);
   ASSERT_NE(before.find("blob.bin"), std::string::npos);
@@ -329,6 +337,8 @@ TEST_F(SessionApi, ASnapshotRestoresIntoANewSessionAndAJobWithIdenticalFiles) {
   ASSERT_FALSE(b.empty());
   EXPECT_EQ(workspace_hashes(b), before);
   EXPECT_EQ(exec(b, "import os\nos.readlink('link.txt')")["result"]["value"], "'notes.txt'");
+  // What was installed into the writable layer came along and imports.
+  EXPECT_EQ(exec(b, "import probe_pkg\nprobe_pkg.ANSWER")["result"]["value"], "42");
   json closed = close(b);
   EXPECT_EQ(closed["record"]["snapshot"], digest);
 
@@ -376,6 +386,28 @@ TEST_F(SessionApi, SessionsAreApartFromEachOtherAndFromOtherTenants) {
   close(a);
   close(b);
   EXPECT_TRUE(processes_running({"sleep", "3012.5"}).empty());
+}
+
+TEST_F(SessionApi, ALongSessionKeepsEveryCallByIdAndInItsRecord) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 70; ++i) {  // more than the service keeps in memory
+    json r = exec(sid, "n = " + std::to_string(i) + "\nprint(n)");
+    ASSERT_EQ(r["status"], "ok") << r.dump();
+    ids.push_back(r["id"]);
+  }
+  json first = get("/v1/sessions/" + sid + "/execs/" + ids[0]);
+  EXPECT_EQ(first["status"], "ok") << first.dump();
+  EXPECT_EQ(first["result"]["stdout"], "0\n");
+  json listed = get("/v1/sessions/" + sid + "/execs");
+  ASSERT_EQ(listed["execs"].size(), 70u);
+  EXPECT_EQ(listed["execs"][0]["id"], ids[0]);
+  EXPECT_EQ(listed["execs"][69]["id"], ids[69]);
+  json closed = close(sid);
+  ASSERT_EQ(closed["record"]["calls"].size(), 70u);
+  EXPECT_EQ(closed["record"]["calls"][0]["code"], "n = 0\nprint(n)");
+  EXPECT_EQ(closed["record"]["usage"]["calls"], 70);
 }
 
 TEST_F(SessionApi, BadRequestsAreRefusedClearly) {

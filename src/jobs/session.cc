@@ -64,6 +64,11 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
     if (auto st = o.fill_workspace(box.mounts.workspace.get(), session->sandbox_uid(), session->sandbox_gid()); !st)
       return std::unexpected(st.error());
   }
+  if (o.egress) {
+    auto gateway = JobEgress::start(*o.egress, box.process->pidfd());
+    if (!gateway) return std::unexpected(gateway.error());
+    session->egress_.emplace(std::move(*gateway));
+  }
   sandbox::Command command;
   command.argv = {"python3", "-c", keeper_source(), kernel_source()};
   command.env = job_environment(policy);
@@ -84,6 +89,13 @@ Session::~Session() {
   sandbox_.process.reset();  // init dies, and with it every process of the session
   if (sandbox_.cgroup && sandbox_.cgroup->kill_all()) (void)sandbox_.cgroup->remove();
   sandbox_.cgroup.reset();
+}
+
+JobEgress::Attempts Session::finish_network() {
+  if (!egress_) return {};
+  auto attempts = egress_->finish();
+  egress_.reset();
+  return attempts;
 }
 
 uid_t Session::host_uid() const { return sandbox::IdMap{sandbox_.host_base()}.host_uid_of_job(); }

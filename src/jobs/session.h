@@ -33,11 +33,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/result.h"
+#include "jobs/job_egress.h"
 #include "jobs/policy.h"
 #include "jobs/prepared.h"
 #include "jobs/session_protocol.h"
@@ -70,6 +72,9 @@ class Session {
     // Host files admitted into /inputs (read-only there) under policy.inputs,
     // like a job's; a refused file fails open() with the refusal.
     std::vector<std::string> inputs;
+    // The gateway of policy.allow (prepare_egress()), served for the whole
+    // session as a job's is for the job; unset: loopback only.
+    std::optional<egress::GatewayConfig> egress;
   };
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.
@@ -84,6 +89,9 @@ class Session {
   uid_t sandbox_uid() const { return host_uid(); }
   gid_t sandbox_gid() const { return host_uid(); }
   const std::vector<workspace::ManifestEntry>& inputs() const { return inputs_; }
+  // Stops the gateway (if any) and hands back every network attempt, for the
+  // record. Call it once, when the session closes.
+  JobEgress::Attempts finish_network();
 
   // Runs one call; `id` is the caller's (returned in CallResult::id). One call
   // at a time (the caller serializes; a second concurrent exec waits).
@@ -112,6 +120,7 @@ class Session {
   Result<Wait> await_fresh_kernel(bool exited, int64_t deadline_ms);
 
   PreparedSandbox sandbox_;
+  std::optional<JobEgress> egress_;  // the session's gateway, stopped with the session
   std::vector<workspace::ManifestEntry> inputs_;
   std::string out_buf_;
   uint64_t next_call_ = 1;

@@ -6,6 +6,7 @@
 
 #include "base/check.h"
 #include "base/sha256.h"
+#include "egress/attempt_log.h"
 #include "jobs/record.h"
 
 namespace airlock::service {
@@ -161,6 +162,15 @@ void LiveSession::run(std::function<void(const Status&)> opened) {
   finish_queued_locked("the session closed (" + close_reason_ + ") before the call ran");
   auto engine_ref = std::move(engine_);
   lock.unlock();
+  if (engine_ref) {
+    // Every request the code sent through the gateway, for the record.
+    auto network = engine_ref->finish_network();
+    if (!network.list.empty() || network.dropped) {
+      nlohmann::json attempts = nlohmann::json::array();
+      for (const auto& a : network.list) attempts.push_back(egress::to_json(a));
+      note({{"event", "network"}, {"attempts", attempts}, {"dropped", network.dropped}});
+    }
+  }
   engine_ref.reset();  // the sandbox ends here, unless a file operation still holds it for a moment
 
   lock.lock();

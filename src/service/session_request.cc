@@ -40,8 +40,6 @@ Result<SessionRequest> parse_session_request(const json& body, const PolicyCaps&
   }
   if (body.contains("policy")) {
     const json& p = body["policy"];
-    if (p.is_object() && p.contains("allow"))
-      return bad("policy.allow", "sessions have no network yet (issue 6 leaves egress to jobs)");
     if (p.is_object() && p.contains("outputs"))
       return bad("policy.outputs", "a session's files are downloaded one by one; give no outputs policy");
     if (auto st = parse_policy(p, caps, r.policy); !st) return std::unexpected(st.error());
@@ -73,6 +71,8 @@ json session_request_json(const SessionRequest& r) {
   const auto& p = r.policy;
   json env = json::object();
   for (const auto& [k, v] : p.env) env[k] = v;
+  json allow = json::array();
+  for (const auto& rule : p.allow) allow.push_back(egress::rule_json(rule));
   return {{"image", r.image},
           {"inputs", r.input_ids},
           {"snapshot", r.snapshot},
@@ -84,7 +84,8 @@ json session_request_json(const SessionRequest& r) {
             {"pids", p.pids},
             {"cpus", p.cpus},
             {"workspace_mb", p.workspace_bytes >> 20},
-            {"env", env}}}};
+            {"env", env},
+            {"allow", allow}}}};
 }
 
 Result<ExecRequest> parse_exec_request(const json& body, uint64_t default_timeout_ms, uint64_t max_timeout_ms) {

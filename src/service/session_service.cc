@@ -6,6 +6,7 @@
 
 #include "base/check.h"
 #include "base/unique_fd.h"
+#include "jobs/job_egress.h"
 #include "jobs/record.h"
 #include "jobs/state_dir.h"
 #include "workspace/snapshot_tree.h"
@@ -142,6 +143,14 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   options.policy = request->policy;
   options.state_dir = config_.state_dir;
   options.cgroups = cgroups_.get();
+  if (!request->policy.allow.empty()) {
+    // The destinations were checked against the tenant's caps; now the operator's files.
+    auto plan = jobs::prepare_egress(request->policy.allow,
+                                     {config_.egress_hosts, config_.secrets_file, config_.egress_ca});
+    if (!plan) return reply(internal("egress: " + plan.error().message()));
+    if (!plan->refusal.empty()) return reply(api_error(400, "input_rejected", "policy.allow: " + plan->refusal));
+    options.egress = std::move(plan->config);
+  }
   for (const auto& fid : request->input_ids) {
     auto f = store_.file(c.tenant.id, fid);
     if (!f) return reply(internal(f.error().message()));

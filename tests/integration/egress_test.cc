@@ -490,6 +490,52 @@ TEST_F(Egress, TheApiTakesDestinationsWithinTheTenantsCaps) {
   EXPECT_NE(refused.body.find("not in the tenant's allowed destinations"), std::string::npos) << refused.body;
 }
 
+TEST_F(Egress, ASessionReachesOnlyWhatItNamedForItsWholeLife) {
+  std::string config = dir_.sub("serve-sessions.toml");
+  write_text(config, "egress_hosts = \"" + host_.hosts + "\"\n[egress_caps]\nalpha = [" +
+                         "{host = \"api.test\", port = 8080, allow_private = true}]\n");
+  ServiceProcess service({"--config", config});
+  auto client = service.client();
+  json body = {{"policy", {{"allow", {{{"host", "api.test"}, {"port", 8080}, {"allow_private", true}}}}}}};
+  auto created = client.request("POST", "/v1/sessions", body.dump(), service.alpha.auth());
+  ASSERT_EQ(created.status, 201) << created.body;
+  std::string sid = created.json()["id"];
+  auto call = [&](const std::string& code) {
+    auto r = client.request("POST", "/v1/sessions/" + sid + "/execs", json{{"code", code}, {"wait_s", 30}}.dump(),
+                            service.alpha.auth());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.json();
+  };
+  // Turn 1 and a later turn both reach the named destination through the gateway.
+  json first = call("import urllib.request\nurllib.request.urlopen('http://api.test:8080/one').status");
+  EXPECT_EQ(first["result"]["value"], "200") << first.dump(1);
+  json other = call("try:\n    urllib.request.urlopen('http://api.test:8081/other')\nexcept Exception as e:\n    print(e)");
+  EXPECT_NE(other["result"]["stdout"].get<std::string>().find("403"), std::string::npos) << other.dump(1);
+  json direct = call("import socket\ntry:\n    socket.create_connection(('" + host_.ip4 +
+                     "', 8080), timeout=2)\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)");
+  EXPECT_EQ(direct["result"]["stdout"].get<std::string>().rfind("refused", 0), 0u) << direct.dump(1);
+  json second = call("urllib.request.urlopen('http://api.test:8080/two').status");
+  EXPECT_EQ(second["result"]["value"], "200");
+  ASSERT_EQ(host_.requests().size(), 2u);
+  EXPECT_EQ(host_.requests()[1]["path"], "/two");
+
+  // The record lists every attempt, allowed or not.
+  auto closed = client.request("DELETE", "/v1/sessions/" + sid, "", service.alpha.auth());
+  ASSERT_EQ(closed.status, 200) << closed.body;
+  const json record = closed.json()["record"];
+  json network;
+  for (const auto& e : record["events"])
+    if (e["event"] == "network") network = e["attempts"];
+  ASSERT_EQ(network.size(), 3u) << closed.body;
+  EXPECT_TRUE(network[0]["allowed"]);
+  EXPECT_FALSE(network[1]["allowed"]);
+  EXPECT_EQ(record["request"]["policy"]["allow"][0]["host"], "api.test");
+  // A tenant without the destination in its caps cannot open such a session.
+  auto refused = client.request("POST", "/v1/sessions", body.dump(), service.beta.auth());
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_NE(refused.body.find("not in the tenant's allowed destinations"), std::string::npos) << refused.body;
+}
+
 TEST_F(Egress, PreparedSandboxesFromTheWarmPoolGetTheGatewayToo) {
   ::mkdir(dir_.state().c_str(), 0711);
   TestPool pool(dir_.path(), dir_.state(), 1, 1);

@@ -43,7 +43,9 @@ TEST(SessionRequest, FieldsAreCheckedAndCapped) {
   EXPECT_NE(refused({{"idle_timeout_s", 0}}).find("idle_timeout_s"), std::string::npos);
   EXPECT_NE(refused({{"policy", {{"memory_mb", 1024}}}}).find("policy.memory_mb"), std::string::npos);
   EXPECT_NE(refused({{"snapshot", "../../etc"}}).find("snapshot"), std::string::npos);
-  EXPECT_NE(refused({{"policy", {{"allow", json::array()}}}}).find("policy.allow"), std::string::npos);
+  // Destinations only within the tenant's caps (none here).
+  EXPECT_NE(refused({{"policy", {{"allow", {{{"host", "api.test"}, {"port", 443}}}}}}}).find("policy.allow"),
+            std::string::npos);
   EXPECT_NE(refused({{"colour", "red"}}).find("colour: unknown field"), std::string::npos);
   EXPECT_NE(refused({{"inputs", {"a", "a"}}}).find("twice"), std::string::npos);
   EXPECT_NE(refused(json::array()).find("JSON object"), std::string::npos);

@@ -159,9 +159,11 @@ void LiveSession::run(std::function<void(const Status&)> opened) {
     lock.lock();
   }
   state_ = "closing";
-  finish_queued_locked("the session closed (" + close_reason_ + ") before the call ran");
+  auto cancelled = cancel_queued_locked("the session closed (" + close_reason_ + ") before the call ran");
   auto engine_ref = std::move(engine_);
   lock.unlock();
+  // Outside the lock: a stream's final event reads the call's view.
+  for (auto& output : cancelled) output->finish();
   if (engine_ref) {
     // Every request the code sent through the gateway, for the record.
     auto network = engine_ref->finish_network();
@@ -198,18 +200,20 @@ void LiveSession::forget_old_locked() {
   }
 }
 
-void LiveSession::finish_queued_locked(const std::string& why) {
+std::vector<std::shared_ptr<LogBuffer>> LiveSession::cancel_queued_locked(const std::string& why) {
+  std::vector<std::shared_ptr<LogBuffer>> outputs;
   for (auto& e : queue_) {
     e->state = "finished";
     e->result.status = "cancelled";
     e->result.error = why;
     e->finished_at = jobs::now_rfc3339();
-    e->output->finish();
+    outputs.push_back(e->output);
   }
   queue_.clear();
+  return outputs;
 }
 
-Result<std::shared_ptr<Exec>> LiveSession::submit(const ExecRequest& request, const std::string& exec_id) {
+Result<nlohmann::json> LiveSession::submit(const ExecRequest& request, const std::string& exec_id) {
   std::lock_guard lock(mu_);
   if (!close_reason_.empty() || state_ == "closed") return fail("the session is closed (" + close_reason_ + ")");
   if (queue_.size() >= kMaxQueued) return fail("16 calls already wait in this session");
@@ -226,7 +230,7 @@ Result<std::shared_ptr<Exec>> LiveSession::submit(const ExecRequest& request, co
   execs_.push_back(e);
   last_active_ = Clock::now();
   wake_.notify_all();
-  return e;
+  return exec_view(*e, false);
 }
 
 std::shared_ptr<Exec> LiveSession::exec(const std::string& id) const {
@@ -236,9 +240,18 @@ std::shared_ptr<Exec> LiveSession::exec(const std::string& id) const {
   return nullptr;
 }
 
-std::vector<std::shared_ptr<Exec>> LiveSession::execs() const {
+std::optional<json> LiveSession::exec_json(const std::string& id) const {
   std::lock_guard lock(mu_);
-  return execs_;
+  for (const auto& e : execs_)
+    if (e->id == id) return exec_view(*e, true);
+  return std::nullopt;
+}
+
+std::vector<json> LiveSession::exec_jsons() const {
+  std::lock_guard lock(mu_);
+  std::vector<json> out;
+  for (const auto& e : execs_) out.push_back(exec_view(*e, false));
+  return out;
 }
 
 std::shared_ptr<jobs::Session> LiveSession::engine() const {

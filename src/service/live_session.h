@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,11 +76,15 @@ class LiveSession {
   const store::SessionRow& row() const { return row_; }
   const SessionRequest& request() const { return request_; }
 
-  // Queues a call. Fails when the session is closing or 16 calls wait.
-  Result<std::shared_ptr<Exec>> submit(const ExecRequest& request, const std::string& exec_id);
-  // Calls waiting, running, and the latest ended ones (older ones are in the store).
+  // Queues a call; its view. Fails when the session is closing or 16 calls wait.
+  Result<nlohmann::json> submit(const ExecRequest& request, const std::string& exec_id);
+  // Calls waiting, running, and the latest ended ones (older ones are in the
+  // store). An Exec changes under the session's lock: read it through
+  // exec_json()/exec_jsons(); only its id and output buffer may be used
+  // directly (the result is complete once the output buffer is finished).
   std::shared_ptr<Exec> exec(const std::string& id) const;
-  std::vector<std::shared_ptr<Exec>> execs() const;
+  std::optional<nlohmann::json> exec_json(const std::string& id) const;  // with its result
+  std::vector<nlohmann::json> exec_jsons() const;                          // without results
 
   Status interrupt();
   Status restart();
@@ -106,7 +111,9 @@ class LiveSession {
 
  private:
   void run(std::function<void(const Status&)> opened);
-  void finish_queued_locked(const std::string& why);
+  // Ends every waiting call as "cancelled"; returns their output buffers, to
+  // be finished once the lock is released.
+  std::vector<std::shared_ptr<LogBuffer>> cancel_queued_locked(const std::string& why);
   void forget_old_locked();  // keeps the latest kKeptFinished ended calls in memory
 
   store::SessionRow row_;

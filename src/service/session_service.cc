@@ -99,12 +99,17 @@ void SessionService::stop() {
     }
   }
   tasks_.stop();
+  std::vector<Waiter> waiting;
+  std::map<std::string, std::shared_ptr<LiveSession>> ended;
   {
     std::lock_guard lock(mu_);
-    for (auto& w : waiters_) w.done();
-    waiters_.clear();
-    sessions_.clear();  // joins each session's thread
+    waiting.swap(waiters_);
+    ended.swap(sessions_);
   }
+  // Outside the lock: an answer looks the call up (find() takes it).
+  for (auto& w : waiting) w.done();
+  open.clear();
+  ended.clear();  // the last owners: joins each session's thread
 }
 
 std::shared_ptr<LiveSession> SessionService::find(const Caller& c, const std::string& id) {
@@ -273,17 +278,17 @@ ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, c
   auto caps = jobs_.caps_for(c.tenant);
   auto request = parse_exec_request(body, (*s)->request().policy.timeout_ms, caps.max_timeout_ms);
   if (!request) return api_error(400, "bad_request", request.error().message());
-  auto e = (*s)->submit(*request, "x" + jobs::new_job_id());
-  if (!e && !(*s)->close_reason().empty()) return api_error(409, "session_closed", e.error().message());
-  if (!e) return api_error(409, "busy", e.error().message());
+  auto view = (*s)->submit(*request, "x" + jobs::new_job_id());
+  if (!view && !(*s)->close_reason().empty()) return api_error(409, "session_closed", view.error().message());
+  if (!view) return api_error(409, "busy", view.error().message());
   if (wait_s) *wait_s = request->wait_s;
-  return exec_view(**e, false);
+  return *view;
 }
 
 ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, const std::string& exec_id) {
   if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
   if (auto s = find(c, id))
-    if (auto e = s->exec(exec_id)) return exec_view(*e, true);
+    if (auto view = s->exec_json(exec_id)) return *view;
   auto stored = store_.session_call(c.tenant.id, exec_id);
   if (!stored) return internal(stored.error().message());
   if (!*stored || (*stored)->session_id != id) return not_found("call " + exec_id);
@@ -313,8 +318,8 @@ ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
     listed.insert(call.id);
   }
   if (live)
-    for (const auto& e : live->execs())
-      if (!listed.count(e->id)) out.push_back(exec_view(*e, false));
+    for (auto& view : live->exec_jsons())
+      if (!listed.count(view["id"].get<std::string>())) out.push_back(std::move(view));
   return json{{"execs", out}};
 }
 
@@ -324,7 +329,13 @@ ApiResult<SessionService::ExecStream> SessionService::exec_stream(const Caller& 
   if (auto s = find(c, id))
     if (auto e = s->exec(exec_id)) {
       s->touch();
-      return ExecStream{e->output, [e] { return exec_view(*e, true); }};
+      // Called once the output is finished (the result is complete), maybe on
+      // the session's own thread, without locks held: it must not own the
+      // session. The service outlives every stream (its HTTP server stops first).
+      return ExecStream{e->output, [this, c, id, exec_id] {
+                          auto view = exec(c, id, exec_id);
+                          return view ? *view : json{{"id", exec_id}, {"state", "finished"}};
+                        }};
     }
   auto view = exec(c, id, exec_id);
   if (!view) return std::unexpected(view.error());

@@ -518,6 +518,32 @@ TEST_F(SessionLimits, ATenantOpensOnlyItsShare) {
   EXPECT_EQ(r.status, 200);
 }
 
+TEST_F(SessionApi, AStoppingServiceClosesItsSessionsAndAnswersItsWaiters) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  ASSERT_EQ(exec(sid, "import subprocess\nsubprocess.Popen(['sleep', '3014.5'])\n1")["status"], "ok");
+  // A client waits for a call that would run for a minute.
+  int waited_status = -1;
+  std::thread waiter([&] {
+    HttpClient own(svc.port());
+    auto r = own.request("POST", "/v1/sessions/" + sid + "/execs",
+                         json{{"code", "import time\ntime.sleep(60)"}, {"wait_s", 120}}.dump(), svc.alpha.auth());
+    waited_status = r.status;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(svc.stop(), 0);  // SIGTERM: a clean exit, not a hang
+  waiter.join();
+  EXPECT_NE(waited_status, -1);  // the waiting client got an answer or a closed connection
+  EXPECT_TRUE(processes_running({"sleep", "3014.5"}).empty());
+  svc.start();
+  HttpClient after(svc.port());
+  auto r = after.request("GET", "/v1/sessions/" + sid, "", svc.alpha.auth());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["close_reason"], "service_stopped");
+  ASSERT_EQ(r.json()["record"]["calls"].size(), 2u) << r.body;
+  EXPECT_NE(r.json()["record"]["calls"][1]["status"], "ok");
+}
+
 TEST_F(SessionApi, ARestartedServiceClosesTheSessionsItLost) {
   std::string sid = create();
   ASSERT_FALSE(sid.empty());

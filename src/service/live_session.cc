@@ -294,6 +294,35 @@ void LiveSession::close(const std::string& reason, std::function<void()> done) {
   if (done) done();
 }
 
+Status LiveSession::reserve_upload(const std::string& path, uint64_t size) {
+  std::lock_guard lock(mu_);
+  const auto& policy = request_.policy.inputs;
+  if (reserved_.count(path)) return fail("\"" + path + "\" is being uploaded already");
+  auto it = uploaded_.find(path);
+  uint64_t total = size;
+  for (const auto& [p, bytes] : uploaded_)
+    if (p != path) total += bytes;
+  if (it == uploaded_.end() && uploaded_.size() >= policy.max_count)
+    return fail("the session has " + std::to_string(uploaded_.size()) + " uploaded files, the input policy's limit");
+  if (total > policy.max_total_bytes)
+    return fail("uploads would total " + std::to_string(total) + " bytes, more than the input policy's " +
+                std::to_string(policy.max_total_bytes));
+  reserved_[path] = it == uploaded_.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+  uploaded_[path] = size;
+  return {};
+}
+
+void LiveSession::end_upload(const std::string& path, bool copied) {
+  std::lock_guard lock(mu_);
+  auto it = reserved_.find(path);
+  AIRLOCK_CHECK(it != reserved_.end());
+  if (!copied) {
+    if (it->second) uploaded_[path] = *it->second;
+    else uploaded_.erase(path);
+  }
+  reserved_.erase(it);
+}
+
 void LiveSession::touch() {
   std::lock_guard lock(mu_);
   last_active_ = Clock::now();

@@ -104,6 +104,13 @@ class LiveSession {
   std::string close_reason() const;
   std::string closed_at() const;
 
+  // The input policy over everything uploaded into the session: at most
+  // max_count distinct paths and max_total_bytes together (a path uploaded
+  // again counts once, at its new size). Reserves the upload; end_upload()
+  // keeps it (`copied`) or gives it back.
+  Status reserve_upload(const std::string& path, uint64_t size);
+  void end_upload(const std::string& path, bool copied);
+
   nlohmann::json view() const;
   // Events for the record: a file uploaded, downloaded or removed, a snapshot taken.
   void note(nlohmann::json event);
@@ -137,6 +144,8 @@ class LiveSession {
   std::string close_reason_, closed_at_;
   std::vector<std::function<void()>> on_closed_;
   std::vector<nlohmann::json> notes_;
+  std::map<std::string, uint64_t> uploaded_;                  // path -> size, for the input policy
+  std::map<std::string, std::optional<uint64_t>> reserved_;  // path -> size before the upload in flight
   std::thread thread_;
 };
 

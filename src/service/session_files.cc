@@ -33,16 +33,28 @@ void SessionService::put_file(const Caller& c, const std::string& id, const std:
     return reply(api_error(400, "bad_path", "path \"" + workspace::printable(path) + "\": " + *why));
   auto checked = check_upload(workspace::printable(path), spooled, size, (*s)->request().policy.inputs);
   if (!checked) return reply(std::unexpected(checked.error()));
+  if (auto st = (*s)->reserve_upload(path, checked->size); !st)
+    return reply(api_error(413, "too_large", st.error().message()));
   tasks_.post([session = *s, path, spooled, checked = *checked, reply] {
-    auto ws = open_workspace(*session);
-    if (!ws) return reply(std::unexpected(ws.error()));
-    UniqueFd source(::open(spooled.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (!source) return reply(internal("read the upload"));
-    auto sha = workspace::put_file(ws->root.get(), path, source.get(), ws->engine->sandbox_uid(), ws->engine->sandbox_gid());
-    if (!sha) return reply(from_file_error(sha.error()));
-    if (*sha != checked.sha256) return reply(internal("the upload changed while it was copied"));
-    session->note({{"event", "upload"}, {"path", path}, {"size", checked.size}, {"sha256", *sha}, {"type", checked.type}});
-    reply(json{{"path", path}, {"size", checked.size}, {"sha256", *sha}, {"type", checked.type}});
+    auto copy = [&]() -> ApiResult<json> {
+      auto ws = open_workspace(*session);
+      if (!ws) return std::unexpected(ws.error());
+      UniqueFd source(::open(spooled.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+      if (!source) return internal("read the upload");
+      auto sha = workspace::put_file(ws->root.get(), path, source.get(), ws->engine->sandbox_uid(),
+                                     ws->engine->sandbox_gid());
+      if (!sha) return from_file_error(sha.error());
+      if (*sha != checked.sha256) return internal("the upload changed while it was copied");
+      return json{{"path", path}, {"size", checked.size}, {"sha256", *sha}, {"type", checked.type}};
+    };
+    auto copied = copy();
+    session->end_upload(path, copied.has_value());
+    if (copied) {
+      json event = *copied;
+      event["event"] = "upload";
+      session->note(std::move(event));
+    }
+    reply(std::move(copied));
   });
 }
 

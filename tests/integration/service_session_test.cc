@@ -503,6 +503,24 @@ TEST_F(SessionLimits, SnapshotsExpireAndLeaveTheDisk) {
   EXPECT_EQ(records_containing(svc.data_dir() + "/airlock.db", digest.substr(7), "\"expired\""), 1);
 }
 
+TEST_F(SessionApi, UploadsTogetherStayWithinTheInputPolicy) {
+  // The default input policy: 32 files, 256 MiB together; a path uploaded again counts once.
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  for (int i = 0; i < 32; ++i) {
+    auto r = http.request("PUT", "/v1/sessions/" + sid + "/files?path=in/f" + std::to_string(i) + ".txt", "x\n",
+                          svc.alpha.auth());
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  auto again = http.request("PUT", "/v1/sessions/" + sid + "/files?path=in/f0.txt", "y\n", svc.alpha.auth());
+  EXPECT_EQ(again.status, 201) << again.body;
+  auto over = http.request("PUT", "/v1/sessions/" + sid + "/files?path=in/f32.txt", "z\n", svc.alpha.auth());
+  EXPECT_EQ(over.status, 413) << over.body;
+  EXPECT_NE(over.body.find("input policy"), std::string::npos) << over.body;
+  EXPECT_EQ(get("/v1/sessions/" + sid + "/files?path=in")["entries"].size(), 32u);
+  close(sid);
+}
+
 TEST_F(SessionLimits, ATenantOpensOnlyItsShare) {
   std::string a = create(), b = create();
   ASSERT_FALSE(a.empty());

@@ -323,6 +323,13 @@ void LiveSession::end_upload(const std::string& path, bool copied) {
   reserved_.erase(it);
 }
 
+void LiveSession::forget_uploads(const std::string& path) {
+  std::lock_guard lock(mu_);
+  std::erase_if(uploaded_, [&](const auto& entry) {
+    return !reserved_.count(entry.first) && (entry.first == path || entry.first.rfind(path + "/", 0) == 0);
+  });
+}
+
 void LiveSession::touch() {
   std::lock_guard lock(mu_);
   last_active_ = Clock::now();

@@ -110,6 +110,7 @@ class LiveSession {
   // keeps it (`copied`) or gives it back.
   Status reserve_upload(const std::string& path, uint64_t size);
   void end_upload(const std::string& path, bool copied);
+  void forget_uploads(const std::string& path);  // `path` (and what was beneath it) was deleted
 
   nlohmann::json view() const;
   // Events for the record: a file uploaded, downloaded or removed, a snapshot taken.

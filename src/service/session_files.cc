@@ -94,6 +94,7 @@ void SessionService::delete_file(const Caller& c, const std::string& id, const s
     if (!ws) return reply(std::unexpected(ws.error()));
     auto removed = workspace::remove_path(ws->root.get(), path);
     if (!removed) return reply(from_file_error(removed.error()));
+    session->forget_uploads(path);
     session->note({{"event", "delete"}, {"path", path}});
     reply(json{{"path", path}, {"deleted", true}});
   });

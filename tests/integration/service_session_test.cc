@@ -518,6 +518,10 @@ TEST_F(SessionApi, UploadsTogetherStayWithinTheInputPolicy) {
   EXPECT_EQ(over.status, 413) << over.body;
   EXPECT_NE(over.body.find("input policy"), std::string::npos) << over.body;
   EXPECT_EQ(get("/v1/sessions/" + sid + "/files?path=in")["entries"].size(), 32u);
+  // Deleting what was uploaded gives the room back.
+  EXPECT_EQ(http.request("DELETE", "/v1/sessions/" + sid + "/files?path=in", "", svc.alpha.auth()).status, 200);
+  auto after = http.request("PUT", "/v1/sessions/" + sid + "/files?path=in/f32.txt", "z\n", svc.alpha.auth());
+  EXPECT_EQ(after.status, 201) << after.body;
   close(sid);
 }
 

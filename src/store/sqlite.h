@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <string_view>
@@ -75,6 +76,15 @@ Result<std::vector<T>> collect_rows(Statement& s, Read read) {
   if (auto st = each_row(s, [&](const Statement& r) { out.push_back(read(r)); }); !st)
     return std::unexpected(st.error());
   return out;
+}
+
+// The first row of `s` read into a T by `read(const Statement&)`; nullopt when there is none.
+template <class T, class Read>
+Result<std::optional<T>> first_row(Statement& s, Read read) {
+  auto row = s.step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<T>();
+  return std::optional<T>(read(static_cast<const Statement&>(s)));
 }
 
 class Database {

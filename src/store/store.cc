@@ -197,10 +197,7 @@ Result<std::optional<Tenant>> Store::tenant_locked(const char* text, const std::
   auto s = sql(text);
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, value);
-  auto row = (*s)->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::optional<Tenant>();
-  return std::optional<Tenant>(read_tenant(**s));
+  return first_row<Tenant>(**s, read_tenant);
 }
 
 Result<std::optional<Tenant>> Store::tenant(const std::string& id) {

@@ -142,10 +142,7 @@ Result<std::optional<JobRow>> Store::job_locked(const std::string& job_id) {
   auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, job_id);
-  auto row = (*s)->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::optional<JobRow>();
-  return std::optional<JobRow>(read_job(**s));
+  return first_row<JobRow>(**s, read_job);
 }
 
 Status Store::append_record_locked(StoredRecord& record) {
@@ -311,10 +308,7 @@ Result<std::optional<StoredRecord>> Store::record(const std::string& tenant_id,
       "WHERE tenant_id = ?1 AND job_id = ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, tenant_id).bind(2, job_id);
-  auto row = (*s)->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::optional<StoredRecord>();
-  return std::optional<StoredRecord>(read_record(**s));
+  return first_row<StoredRecord>(**s, read_record);
 }
 
 Result<std::vector<ArtifactRow>> Store::artifacts(const std::string& job_id) {

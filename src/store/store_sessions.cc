@@ -49,10 +49,7 @@ Result<std::optional<SessionRow>> Store::session(const std::string& tenant_id, c
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?1 AND tenant_id = ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, id).bind(2, tenant_id);
-  auto rows = collect_rows<SessionRow>(**s, read_session);
-  if (!rows) return std::unexpected(rows.error());
-  if (rows->empty()) return std::optional<SessionRow>();
-  return std::optional<SessionRow>(std::move(rows->front()));
+  return first_row<SessionRow>(**s, read_session);
 }
 
 Result<std::vector<SessionRow>> Store::sessions(const std::string& tenant_id, int limit) {
@@ -94,10 +91,7 @@ Result<std::optional<SessionCallRow>> Store::session_call(const std::string& ten
                "JOIN sessions s ON s.id = c.session_id WHERE c.id = ?1 AND s.tenant_id = ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, call_id).bind(2, tenant_id);
-  auto rows = collect_rows<SessionCallRow>(**s, read_call);
-  if (!rows) return std::unexpected(rows.error());
-  if (rows->empty()) return std::optional<SessionCallRow>();
-  return std::optional<SessionCallRow>(std::move(rows->front()));
+  return first_row<SessionCallRow>(**s, read_call);
 }
 
 Result<StoredRecord> Store::close_session(const std::string& id, const std::string& reason,

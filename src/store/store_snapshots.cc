@@ -99,10 +99,7 @@ Result<std::optional<SnapshotRow>> Store::snapshot_locked(const std::string& ten
       "expires_at FROM snapshots WHERE tenant_id = ?1 AND digest = ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, tenant_id).bind(2, digest);
-  auto row = (*s)->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::optional<SnapshotRow>();
-  return std::optional<SnapshotRow>(read_snapshot(**s));
+  return first_row<SnapshotRow>(**s, read_snapshot);
 }
 
 Result<std::optional<SnapshotRow>> Store::snapshot(const std::string& tenant_id,

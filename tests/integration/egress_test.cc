@@ -148,6 +148,14 @@ class Egress : public ::testing::Test {
     return nullptr;
   }
 
+  // A service whose tenant alpha may name api.test:8080 (and beta nothing).
+  std::vector<std::string> service_args_with_caps(const std::string& name) {
+    std::string config = dir_.sub(name);
+    write_text(config, "egress_hosts = \"" + host_.hosts + "\"\n[egress_caps]\nalpha = [" +
+                           "{host = \"api.test\", port = 8080, allow_private = true}]\n");
+    return {"--config", config};
+  }
+
   TempDir dir_;
   TestHost host_;
 };
@@ -467,10 +475,7 @@ TEST(EgressCli, OptionErrorsAreOneLine) {
 }
 
 TEST_F(Egress, TheApiTakesDestinationsWithinTheTenantsCaps) {
-  std::string config = dir_.sub("serve.toml");
-  write_text(config, "egress_hosts = \"" + host_.hosts + "\"\n[egress_caps]\nalpha = [" +
-                         "{host = \"api.test\", port = 8080, allow_private = true}]\n");
-  ServiceProcess service({"--config", config});
+  ServiceProcess service(service_args_with_caps("serve.toml"));
   auto client = service.client();
   json body = {{"code", "import urllib.request\nprint(urllib.request.urlopen('http://api.test:8080/api').status)\n"},
                {"policy", {{"allow", {{{"host", "api.test"}, {"port", 8080}, {"allow_private", true}}}}}}};
@@ -491,10 +496,7 @@ TEST_F(Egress, TheApiTakesDestinationsWithinTheTenantsCaps) {
 }
 
 TEST_F(Egress, ASessionReachesOnlyWhatItNamedForItsWholeLife) {
-  std::string config = dir_.sub("serve-sessions.toml");
-  write_text(config, "egress_hosts = \"" + host_.hosts + "\"\n[egress_caps]\nalpha = [" +
-                         "{host = \"api.test\", port = 8080, allow_private = true}]\n");
-  ServiceProcess service({"--config", config});
+  ServiceProcess service(service_args_with_caps("serve-sessions.toml"));
   auto client = service.client();
   json body = {{"policy", {{"allow", {{{"host", "api.test"}, {"port", 8080}, {"allow_private", true}}}}}}};
   auto created = client.request("POST", "/v1/sessions", body.dump(), service.alpha.auth());

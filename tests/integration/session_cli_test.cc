@@ -9,9 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -264,6 +266,106 @@ TEST_F(SessionCli, MissingKeyBadServerAndUnknownIdsAreClear) {
   CliRun help = cli({"--help"});
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("files upload ID LOCAL_FILE"), std::string::npos);
+}
+
+// A loopback proxy in front of the service that breaks the first event
+// stream after `cut_after` bytes of its response, as a flaky network would;
+// every other request passes whole.
+class CuttingProxy {
+ public:
+  CuttingProxy(uint16_t upstream, size_t cut_after) : upstream_(upstream), cut_after_(cut_after) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listener_, 16), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~CuttingProxy() {
+    stop_ = true;
+    acceptor_.join();
+    for (auto& t : handlers_) t.join();
+    ::close(listener_);
+  }
+  uint16_t port() const { return port_; }
+  int cuts() const { return cuts_; }
+
+ private:
+  void accept_loop() {
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client >= 0) handlers_.emplace_back([this, client] { relay(client); });
+    }
+  }
+  void relay(int client) {
+    int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(upstream_);
+    if (::connect(up, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+      bool cutting = false;  // this connection carries the stream to break
+      size_t sent = 0;
+      char buf[4096];
+      while (!stop_) {
+        pollfd p[2] = {{client, POLLIN, 0}, {up, POLLIN, 0}};
+        if (::poll(p, 2, 50) < 0) break;
+        if (p[0].revents) {
+          ssize_t n = ::read(client, buf, sizeof buf);
+          if (n <= 0) break;
+          if (std::string(buf, static_cast<size_t>(n)).find("/events") != std::string::npos && cuts_ == 0)
+            cutting = true;
+          if (::write(up, buf, static_cast<size_t>(n)) != n) break;
+        }
+        if (p[1].revents) {
+          ssize_t n = ::read(up, buf, sizeof buf);
+          if (n <= 0) break;
+          size_t give = static_cast<size_t>(n);
+          if (cutting && sent + give > cut_after_) give = cut_after_ - sent;
+          if (::write(client, buf, give) != static_cast<ssize_t>(give)) break;
+          sent += give;
+          if (cutting && sent >= cut_after_) {
+            ++cuts_;
+            break;
+          }
+        }
+      }
+    }
+    ::close(up);
+    ::close(client);
+  }
+
+  uint16_t upstream_;
+  size_t cut_after_;
+  int listener_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_ = false;
+  std::atomic<int> cuts_ = 0;
+  std::thread acceptor_;
+  std::vector<std::thread> handlers_;  // only the acceptor adds; joined after it
+};
+
+TEST_F(SessionCli, ABrokenEventStreamIsResumedWithoutPrintingAnythingTwice) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  // The stream breaks after its headers and the first few events.
+  CuttingProxy proxy(svc.port(), 400);
+  std::vector<std::string> through = {"AIRLOCK_SERVER=http://127.0.0.1:" + std::to_string(proxy.port()),
+                                      "AIRLOCK_API_KEY=" + svc.alpha.secret};
+  CliRun r = run_cli({"exec", sid, "import time\nfor i in range(8):\n    print('line', i, flush=True)\n"
+                                   "    time.sleep(0.2)\n'end'"},
+                     through);
+  EXPECT_EQ(proxy.cuts(), 1) << "the stream was not broken: the test proves nothing";
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string expected;
+  for (int i = 0; i < 8; ++i) expected += "line " + std::to_string(i) + "\n";
+  EXPECT_EQ(r.out, expected + "'end'\n") << r.err;
 }
 
 }  // namespace

@@ -131,6 +131,9 @@ std::vector<pid_t> processes_of_uid(uid_t uid) {
     std::ifstream status(std::string("/proc/") + e->d_name + "/status");
     std::string line;
     while (std::getline(status, line)) {
+      // A zombie is dead already; an orphaned one waits for whoever reaps
+      // orphans here (this machine's pid 1 can take seconds).
+      if (line.rfind("State:", 0) == 0 && line.find('Z') != std::string::npos) break;
       if (line.rfind("Uid:", 0) == 0) {
         std::istringstream fields(line.substr(4));
         uid_t real = 0;

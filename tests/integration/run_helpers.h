@@ -52,9 +52,9 @@ class TempDir {
 // The host uid the job of a spawned airlock runs as (its sandbox init is
 // airlock's child), waiting up to `timeout_ms` for the job to start; 0 if not.
 uid_t job_uid_of(pid_t airlock, int timeout_ms = 5000);
-// Pids of processes whose real uid is `uid`.
+// Pids of live processes (zombies left out) whose real uid is `uid`.
 std::vector<pid_t> processes_of_uid(uid_t uid);
-// True when no process of `uid` exists within `timeout_ms`.
+// True when no live process of `uid` is left within `timeout_ms`.
 bool no_processes_of_uid(uid_t uid, int timeout_ms);
 // The host uid of a sandboxed process (uid >= 3000000) whose /proc cmdline
 // starts with `cmdline` (NUL-separated words); 0 if none.

@@ -61,17 +61,24 @@ void fill(int root) {
   ASSERT_EQ(::mkfifoat(root, "proj/pipe", 0644), 0);
 }
 
-}  // namespace
+// A content directory and a source workspace (a detached tmpfs) per test.
+class Snapshot : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(cas.create_dirs()); }
+  Result<workspace::Capture> capture() { return workspace::capture_tree(source_root.get(), cas, {}); }
 
-TEST(Snapshot, CaptureAndRestoreBetweenDetachedTmpfsMounts) {
   TempDir t;
-  store::ContentStore cas(t.sub("content"));
-  ASSERT_TRUE(cas.create_dirs());
+  store::ContentStore cas{t.sub("content")};
   UniqueFd source = fresh_tmpfs();
   UniqueFd source_root = root_of(source);
+};
+
+}  // namespace
+
+TEST_F(Snapshot, CaptureAndRestoreBetweenDetachedTmpfsMounts) {
   fill(source_root.get());
 
-  auto captured = workspace::capture_tree(source_root.get(), cas, {});
+  auto captured = capture();
   ASSERT_TRUE(captured) << captured.error().message();
   ASSERT_EQ(captured->skipped.size(), 1u);
   EXPECT_EQ(captured->skipped[0].path, "proj/pipe");
@@ -103,14 +110,9 @@ TEST(Snapshot, CaptureAndRestoreBetweenDetachedTmpfsMounts) {
   EXPECT_EQ(again->manifest.digest(), captured->manifest.digest());
 }
 
-TEST(Snapshot, AJobStartsWithItsWorkspaceRestored) {
-  TempDir t;
-  store::ContentStore cas(t.sub("content"));
-  ASSERT_TRUE(cas.create_dirs());
-  UniqueFd source = fresh_tmpfs();
-  UniqueFd source_root = root_of(source);
+TEST_F(Snapshot, AJobStartsWithItsWorkspaceRestored) {
   fill(source_root.get());
-  auto captured = workspace::capture_tree(source_root.get(), cas, {});
+  auto captured = capture();
   ASSERT_TRUE(captured) << captured.error().message();
   std::string manifest = t.sub("manifest.json");
   airlock::testing::write_text(manifest, captured->manifest.to_json());
@@ -139,14 +141,9 @@ TEST(Snapshot, AJobStartsWithItsWorkspaceRestored) {
   }
 }
 
-TEST(Snapshot, AnUnusableSnapshotRejectsTheJobBeforeItStarts) {
-  TempDir t;
-  store::ContentStore cas(t.sub("content"));
-  ASSERT_TRUE(cas.create_dirs());
-  UniqueFd source = fresh_tmpfs();
-  UniqueFd source_root = root_of(source);
+TEST_F(Snapshot, AnUnusableSnapshotRejectsTheJobBeforeItStarts) {
   put(source_root.get(), "a.txt", "a", 0644);
-  auto captured = workspace::capture_tree(source_root.get(), cas, {});
+  auto captured = capture();
   ASSERT_TRUE(captured);
   std::string manifest = t.sub("manifest.json");
   airlock::testing::write_text(manifest, captured->manifest.to_json());

@@ -621,11 +621,7 @@ void JobService::run_one(const QueuedJob& q) {
 ApiResult<json> JobService::run_retention() {
   if (config_.retention_days == 0) return json{{"removed", 0}};
   auto cutoff = std::chrono::system_clock::now() - std::chrono::hours(24 * config_.retention_days);
-  std::time_t t = std::chrono::system_clock::to_time_t(cutoff);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char before[40];
-  std::strftime(before, sizeof(before), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  std::string before = jobs::rfc3339(cutoff);
   auto removed = store_.remove_older_than(before, jobs::now_rfc3339());
   if (!removed) return internal(removed.error().message());
   return json{{"removed", *removed}, {"before", before}};

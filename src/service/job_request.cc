@@ -7,19 +7,41 @@
 #include "service/egress_caps.h"
 
 namespace airlock::service {
-namespace {
 
 using json = nlohmann::json;
 
-std::unexpected<Error> bad(const std::string& field, const std::string& why) {
+std::unexpected<Error> bad_field(const std::string& field, const std::string& why) {
   return fail(field + ": " + why);
 }
 
-Status only_known(const json& obj, const std::string& where, const std::set<std::string>& known) {
+Status only_known_fields(const json& obj, const std::string& where, const std::set<std::string>& known) {
   for (const auto& [key, _] : obj.items())
-    if (!known.count(key)) return bad(where + key, "unknown field");
+    if (!known.count(key)) return bad_field(where + key, "unknown field");
   return {};
 }
+
+Result<int> whole_seconds(const json& v, const std::string& field, int lo, int hi) {
+  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    return bad_field(field, "must be a whole number of seconds from " + std::to_string(lo) + " to " +
+                                std::to_string(hi));
+  return static_cast<int>(v.get<int64_t>());
+}
+
+Result<std::string> parse_image(const json& v) {
+  if (!v.is_string()) return bad_field("image", "must be a string");
+  if (v.get<std::string>() != "host") return bad_field("image", "unknown image (available: host)");
+  return v.get<std::string>();
+}
+
+Result<std::string> parse_snapshot_digest(const json& v) {
+  if (!v.is_string() || !is_snapshot_digest(v.get<std::string>()))
+    return bad_field("snapshot", "must be a snapshot digest (sha256:<64 hex>)");
+  return v.get<std::string>();
+}
+
+namespace {
+
+std::unexpected<Error> bad(const std::string& field, const std::string& why) { return bad_field(field, why); }
 
 // A positive number no larger than `max` (in the field's unit), scaled.
 Result<uint64_t> bounded(const json& v, const std::string& field, double scale, uint64_t max_scaled) {
@@ -36,7 +58,7 @@ Result<uint64_t> bounded(const json& v, const std::string& field, double scale, 
 
 Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out) {
   if (!p.is_object()) return bad("policy", "must be an object");
-  if (auto st = only_known(p, "policy.", {"timeout_s", "cpu_time_s", "memory_mb", "pids", "cpus", "env",
+  if (auto st = only_known_fields(p, "policy.", {"timeout_s", "cpu_time_s", "memory_mb", "pids", "cpus", "env",
                                           "network", "allow", "workspace_mb", "stdout_cap_kb", "outputs"});
       !st)
     return st;
@@ -65,7 +87,7 @@ Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out)
   if (p.contains("outputs")) {
     const json& o = p["outputs"];
     if (!o.is_object()) return bad("policy.outputs", "must be an object");
-    if (auto st = only_known(o, "policy.outputs.", {"types", "max_files", "max_file_mb", "max_total_mb"}); !st)
+    if (auto st = only_known_fields(o, "policy.outputs.", {"types", "max_files", "max_file_mb", "max_total_mb"}); !st)
       return st;
     uint64_t files = out.outputs.max_count;
     if (o.contains("max_files")) {
@@ -155,7 +177,7 @@ Result<std::vector<std::string>> parse_input_ids(const json& v) {
 
 Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known(body, "", {"command", "code", "language", "image", "inputs", "snapshot", "policy", "checks", "wait_s"});
+  if (auto st = only_known_fields(body, "", {"command", "code", "language", "image", "inputs", "snapshot", "policy", "checks", "wait_s"});
       !st)
     return std::unexpected(st.error());
   JobRequest r;
@@ -187,9 +209,9 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
     if (r.code->size() > (1u << 20)) return bad("code", "at most 1 MiB");
   }
   if (body.contains("image")) {
-    if (!body["image"].is_string()) return bad("image", "must be a string");
-    r.image = body["image"].get<std::string>();
-    if (r.image != "host") return bad("image", "unknown image (available: host)");
+    auto image = parse_image(body["image"]);
+    if (!image) return std::unexpected(image.error());
+    r.image = *image;
   }
   if (body.contains("inputs")) {
     auto ids = parse_input_ids(body["inputs"]);
@@ -199,19 +221,18 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   if (body.contains("policy"))
     if (auto st = parse_policy(body["policy"], caps, r.policy); !st) return std::unexpected(st.error());
   if (body.contains("snapshot")) {
-    if (!body["snapshot"].is_string() || !is_snapshot_digest(body["snapshot"].get<std::string>()))
-      return bad("snapshot", "must be a snapshot digest (sha256:<64 hex>)");
-    r.snapshot = body["snapshot"].get<std::string>();
+    auto digest = parse_snapshot_digest(body["snapshot"]);
+    if (!digest) return std::unexpected(digest.error());
+    r.snapshot = *digest;
   }
   if (body.contains("checks")) {
     if (!body["checks"].is_array()) return bad("checks", "must be an array");
     r.checks = body["checks"];
   }
   if (body.contains("wait_s")) {
-    if (!body["wait_s"].is_number_integer() || body["wait_s"].get<int64_t>() < 0 ||
-        body["wait_s"].get<int64_t>() > kMaxWaitSeconds)
-      return bad("wait_s", "must be a whole number of seconds from 0 to " + std::to_string(kMaxWaitSeconds));
-    r.wait_s = body["wait_s"].get<int>();
+    auto wait = whole_seconds(body["wait_s"], "wait_s", 0, kMaxWaitSeconds);
+    if (!wait) return std::unexpected(wait.error());
+    r.wait_s = *wait;
   }
   return r;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,16 @@ Result<JobRequest> parse_job_request(const nlohmann::json& body, const PolicyCap
 
 // The "policy" object of a job (also a session's), over the defaults in `out`.
 Status parse_policy(const nlohmann::json& policy, const PolicyCaps& caps, jobs::JobPolicy& out);
+// The pieces of a request body's checks that jobs and sessions share; every
+// refusal names the field.
+std::unexpected<Error> bad_field(const std::string& field, const std::string& why);
+// Refuses the first key of `obj` not in `known` (named as `where` + key).
+Status only_known_fields(const nlohmann::json& obj, const std::string& where, const std::set<std::string>& known);
+// A whole number of seconds in [lo, hi].
+Result<int> whole_seconds(const nlohmann::json& v, const std::string& field, int lo, int hi);
+Result<std::string> parse_image(const nlohmann::json& v);            // "host", the only image
+Result<std::string> parse_snapshot_digest(const nlohmann::json& v);  // see is_snapshot_digest()
+
 // "sha256:<64 lower-case hex>": a snapshot's digest, as the store keeps it.
 bool is_snapshot_digest(const std::string& text);
 // The "inputs" array: uploaded file ids, at most 32, none twice.

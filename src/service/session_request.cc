@@ -1,47 +1,28 @@
 #include "service/session_request.h"
 
 #include <cmath>
-#include <set>
 
 namespace airlock::service {
-namespace {
 
 using json = nlohmann::json;
 
-std::unexpected<Error> bad(const std::string& field, const std::string& why) { return fail(field + ": " + why); }
-
-Status only_known(const json& obj, const std::set<std::string>& known) {
-  for (const auto& [key, _] : obj.items())
-    if (!known.count(key)) return bad(key, "unknown field");
-  return {};
-}
-
-// A whole number of seconds in [lo, hi].
-Result<int> seconds(const json& v, const std::string& field, int lo, int hi) {
-  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
-    return bad(field, "must be a whole number of seconds from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return static_cast<int>(v.get<int64_t>());
-}
-
-
-}  // namespace
 
 Result<SessionRequest> parse_session_request(const json& body, const PolicyCaps& caps, const SessionCaps& sc) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known(body, {"image", "policy", "inputs", "snapshot", "idle_timeout_s", "max_lifetime_s"}); !st)
+  if (auto st = only_known_fields(body, "", {"image", "policy", "inputs", "snapshot", "idle_timeout_s", "max_lifetime_s"}); !st)
     return std::unexpected(st.error());
   SessionRequest r;
   r.idle_timeout_s = sc.default_idle_timeout_s;
   r.max_lifetime_s = sc.max_lifetime_s;
   if (body.contains("image")) {
-    if (!body["image"].is_string()) return bad("image", "must be a string");
-    r.image = body["image"].get<std::string>();
-    if (r.image != "host") return bad("image", "unknown image (available: host)");
+    auto image = parse_image(body["image"]);
+    if (!image) return std::unexpected(image.error());
+    r.image = *image;
   }
   if (body.contains("policy")) {
     const json& p = body["policy"];
     if (p.is_object() && p.contains("outputs"))
-      return bad("policy.outputs", "a session's files are downloaded one by one; give no outputs policy");
+      return bad_field("policy.outputs", "a session's files are downloaded one by one; give no outputs policy");
     if (auto st = parse_policy(p, caps, r.policy); !st) return std::unexpected(st.error());
   }
   if (body.contains("inputs")) {
@@ -50,17 +31,17 @@ Result<SessionRequest> parse_session_request(const json& body, const PolicyCaps&
     r.input_ids = std::move(*ids);
   }
   if (body.contains("snapshot")) {
-    if (!body["snapshot"].is_string() || !is_snapshot_digest(body["snapshot"].get<std::string>()))
-      return bad("snapshot", "must be a snapshot digest (sha256:<64 hex>)");
-    r.snapshot = body["snapshot"].get<std::string>();
+    auto digest = parse_snapshot_digest(body["snapshot"]);
+    if (!digest) return std::unexpected(digest.error());
+    r.snapshot = *digest;
   }
   if (body.contains("idle_timeout_s")) {
-    auto v = seconds(body["idle_timeout_s"], "idle_timeout_s", 1, sc.max_idle_timeout_s);
+    auto v = whole_seconds(body["idle_timeout_s"], "idle_timeout_s", 1, sc.max_idle_timeout_s);
     if (!v) return std::unexpected(v.error());
     r.idle_timeout_s = *v;
   }
   if (body.contains("max_lifetime_s")) {
-    auto v = seconds(body["max_lifetime_s"], "max_lifetime_s", 1, sc.max_lifetime_s);
+    auto v = whole_seconds(body["max_lifetime_s"], "max_lifetime_s", 1, sc.max_lifetime_s);
     if (!v) return std::unexpected(v.error());
     r.max_lifetime_s = *v;
   }
@@ -90,28 +71,28 @@ json session_request_json(const SessionRequest& r) {
 
 Result<ExecRequest> parse_exec_request(const json& body, uint64_t default_timeout_ms, uint64_t max_timeout_ms) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known(body, {"code", "kind", "timeout_s", "wait_s"}); !st) return std::unexpected(st.error());
+  if (auto st = only_known_fields(body, "", {"code", "kind", "timeout_s", "wait_s"}); !st) return std::unexpected(st.error());
   ExecRequest r;
   r.timeout_ms = default_timeout_ms;
-  if (!body.contains("code") || !body["code"].is_string()) return bad("code", "must be a string");
+  if (!body.contains("code") || !body["code"].is_string()) return bad_field("code", "must be a string");
   r.code = body["code"].get<std::string>();
-  if (r.code.size() > (1u << 20)) return bad("code", "at most 1 MiB");
+  if (r.code.size() > (1u << 20)) return bad_field("code", "at most 1 MiB");
   if (body.contains("kind")) {
-    if (!body["kind"].is_string()) return bad("kind", "must be a string");
+    if (!body["kind"].is_string()) return bad_field("kind", "must be a string");
     r.kind = body["kind"].get<std::string>();
-    if (r.kind != "python" && r.kind != "shell") return bad("kind", "must be \"python\" or \"shell\"");
+    if (r.kind != "python" && r.kind != "shell") return bad_field("kind", "must be \"python\" or \"shell\"");
   }
   if (body.contains("timeout_s")) {
     const json& v = body["timeout_s"];
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
-      return bad("timeout_s", "must be a number more than 0");
+      return bad_field("timeout_s", "must be a number more than 0");
     double ms = v.get<double>() * 1000;
     if (ms > static_cast<double>(max_timeout_ms))
-      return bad("timeout_s", "exceeds the tenant's limit of " + std::to_string(max_timeout_ms / 1000));
+      return bad_field("timeout_s", "exceeds the tenant's limit of " + std::to_string(max_timeout_ms / 1000));
     r.timeout_ms = static_cast<uint64_t>(std::llround(std::max(ms, 1.0)));
   }
   if (body.contains("wait_s")) {
-    auto v = seconds(body["wait_s"], "wait_s", 0, kMaxWaitSeconds);
+    auto v = whole_seconds(body["wait_s"], "wait_s", 0, kMaxWaitSeconds);
     if (!v) return std::unexpected(v.error());
     r.wait_s = *v;
   }

@@ -29,6 +29,12 @@ void add(api::HttpServer& server, JobService& service, const std::string& method
       options);
 }
 
+std::string query_param(const ExchangePtr& ex, const char* key, const std::string& fallback) {
+  const auto& q = ex->request().query;
+  auto it = q.find(key);
+  return it == q.end() ? fallback : it->second;
+}
+
 std::optional<json> json_body(JobService& service, const ExchangePtr& ex) {
   const auto& body = ex->request().body;
   auto parsed = json::parse(body.empty() ? std::string("{}") : body, nullptr, false);

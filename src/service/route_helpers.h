@@ -33,6 +33,9 @@ using Authed = std::function<void(const ExchangePtr&, const Caller&)>;
 void add(api::HttpServer& server, JobService& service, const std::string& method, const std::string& pattern,
          Authed handler, api::RouteOptions options = {});
 
+// The query parameter `key`, or `fallback` when the request has none.
+std::string query_param(const ExchangePtr& ex, const char* key, const std::string& fallback = "");
+
 // The request's body as JSON ("{}" when empty); answers 400 and returns nullopt when it is not JSON.
 std::optional<nlohmann::json> json_body(JobService& service, const ExchangePtr& ex);
 

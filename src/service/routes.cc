@@ -5,13 +5,9 @@
 #include "service/route_helpers.h"
 
 namespace airlock::service {
-namespace {
 
-using api::Exchange;
 using api::HttpResponse;
 using json = nlohmann::json;
-
-}  // namespace
 
 void install_routes(api::HttpServer& server, JobService& service) {
   server.route("GET", "/healthz", [&service](ExchangePtr ex) {
@@ -104,12 +100,7 @@ void install_routes(api::HttpServer& server, JobService& service) {
     answer(service, ex, service.publish(c, p.at("id"), p.at("name")));
   });
   add(server, service, "GET", "/v1/usage", [&service](const ExchangePtr& ex, const Caller& c) {
-    const auto& q = ex->request().query;
-    auto get = [&](const char* k, const char* dflt) {
-      auto it = q.find(k);
-      return it == q.end() ? std::string(dflt) : it->second;
-    };
-    answer(service, ex, service.usage(c, get("from", "0000"), get("to", "9999")));
+    answer(service, ex, service.usage(c, query_param(ex, "from", "0000"), query_param(ex, "to", "9999")));
   });
   add(server, service, "POST", "/v1/admin/retention", [&service](const ExchangePtr& ex, const Caller& c) {
     if (!c.can("admin")) return answer(service, ex, HttpResponse::error(403, "forbidden", "this key lacks the 'admin' scope"));

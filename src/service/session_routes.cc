@@ -4,18 +4,9 @@
 #include "service/route_helpers.h"
 
 namespace airlock::service {
-namespace {
 
 using api::HttpResponse;
 using json = nlohmann::json;
-
-std::string query(const ExchangePtr& ex, const char* key) {
-  const auto& q = ex->request().query;
-  auto it = q.find(key);
-  return it == q.end() ? "" : it->second;
-}
-
-}  // namespace
 
 void install_session_routes(api::HttpServer& server, JobService& jobs, SessionService& sessions) {
   api::RouteOptions small_body;
@@ -66,7 +57,7 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
   });
   add(server, jobs, "GET", "/v1/sessions/{id}/execs/{exec}", [&](const ExchangePtr& ex, const Caller& c) {
     const auto& p = ex->request().params;
-    std::string wait = query(ex, "wait_s");
+    std::string wait = query_param(ex, "wait_s");
     if (wait.empty()) return answer(jobs, ex, sessions.exec(c, p.at("id"), p.at("exec")));
     if (wait.size() > 3 || wait.find_first_not_of("0123456789") != std::string::npos || std::stoi(wait) > kMaxWaitSeconds)
       return answer(jobs, ex, HttpResponse::error(400, "bad_request", "wait_s: whole seconds, at most 300"));
@@ -100,15 +91,15 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
   add(server, jobs, "PUT", "/v1/sessions/{id}/files",
       [&, reply_to](const ExchangePtr& ex, const Caller& c) {
         const auto& req = ex->request();
-        sessions.put_file(c, req.params.at("id"), query(ex, "path"), req.body_file, req.body_bytes,
+        sessions.put_file(c, req.params.at("id"), query_param(ex, "path"), req.body_file, req.body_bytes,
                           reply_to(ex, 201));
       },
       upload);
   add(server, jobs, "GET", "/v1/sessions/{id}/files", [&](const ExchangePtr& ex, const Caller& c) {
-    answer(jobs, ex, sessions.list_files(c, ex->request().params.at("id"), query(ex, "path")));
+    answer(jobs, ex, sessions.list_files(c, ex->request().params.at("id"), query_param(ex, "path")));
   });
   add(server, jobs, "GET", "/v1/sessions/{id}/files/content", [&](const ExchangePtr& ex, const Caller& c) {
-    sessions.get_file(c, ex->request().params.at("id"), query(ex, "path"),
+    sessions.get_file(c, ex->request().params.at("id"), query_param(ex, "path"),
                       [&jobs, ex](ApiResult<SessionService::Download> d) {
                         if (!d) return answer(jobs, ex, from_error(d.error()));
                         HttpResponse r;
@@ -120,7 +111,7 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
                       });
   });
   add(server, jobs, "DELETE", "/v1/sessions/{id}/files", [&, reply_to](const ExchangePtr& ex, const Caller& c) {
-    sessions.delete_file(c, ex->request().params.at("id"), query(ex, "path"), reply_to(ex, 200));
+    sessions.delete_file(c, ex->request().params.at("id"), query_param(ex, "path"), reply_to(ex, 200));
   });
 
   // Snapshots.

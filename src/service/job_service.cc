@@ -141,7 +141,7 @@ ApiResult<Caller> JobService::authenticate(const std::string& header) {
 
 ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name, const std::string& spooled,
                                         uint64_t size) {
-  if (!c.can("run")) return api_error(403, "forbidden", "this key lacks the 'run' scope");
+  if (auto no = c.lacks({"run"})) return std::unexpected(*no);
   if (auto why = workspace::check_component(name))
     return api_error(400, "bad_name", "file name \"" + workspace::printable(name) + "\": " + *why);
   // The same policy airlock run admits inputs under.
@@ -171,7 +171,7 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
 
 ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const json& body,
                                                         const std::string& idempotency_key) {
-  if (!c.can("run")) return api_error(403, "forbidden", "this key lacks the 'run' scope");
+  if (auto no = c.lacks({"run"})) return std::unexpected(*no);
   if (idempotency_key.size() > 200) return api_error(400, "bad_request", "Idempotency-Key: at most 200 bytes");
   auto request = parse_job_request(body, caps_for(c.tenant));
   if (!request) return api_error(400, "bad_request", request.error().message());
@@ -234,7 +234,7 @@ json JobService::view(const store::JobRow& row) {
 }
 
 ApiResult<json> JobService::job(const Caller& c, const std::string& id) {
-  if (!c.can("read")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
   auto row = store_.job(c.tenant.id, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
@@ -242,7 +242,7 @@ ApiResult<json> JobService::job(const Caller& c, const std::string& id) {
 }
 
 ApiResult<json> JobService::list_jobs(const Caller& c, const std::map<std::string, std::string>& q) {
-  if (!c.can("read")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
   store::JobFilter f;
   for (const auto& [k, v] : q) {
     if (k == "state") {
@@ -279,7 +279,7 @@ ApiResult<json> JobService::list_jobs(const Caller& c, const std::map<std::strin
 }
 
 ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
-  if (!c.can("run")) return api_error(403, "forbidden", "this key lacks the 'run' scope");
+  if (auto no = c.lacks({"run"})) return std::unexpected(*no);
   auto row = store_.job(c.tenant.id, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
@@ -303,7 +303,7 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
 }
 
 ApiResult<OutputFile> JobService::output(const Caller& c, const std::string& id, const std::string& name) {
-  if (!c.can("read")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
   auto row = store_.job(c.tenant.id, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
@@ -316,7 +316,7 @@ ApiResult<OutputFile> JobService::output(const Caller& c, const std::string& id,
 }
 
 ApiResult<json> JobService::publish(const Caller& c, const std::string& id, const std::string& name) {
-  if (!c.can("publish")) return api_error(403, "forbidden", "this key lacks the 'publish' scope");
+  if (auto no = c.lacks({"publish"})) return std::unexpected(*no);
   auto row = store_.job(c.tenant.id, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
@@ -333,7 +333,7 @@ ApiResult<json> JobService::publish(const Caller& c, const std::string& id, cons
 }
 
 ApiResult<json> JobService::usage(const Caller& c, const std::string& from, const std::string& to) {
-  if (!c.can("read") && !c.can("admin")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
   auto u = store_.usage(c.tenant.id, from, to);
   if (!u) return internal(u.error().message());
   return json{{"tenant", c.tenant.id}, {"from", from}, {"to", to}, {"jobs", u->jobs}, {"cpu_ms", u->cpu_ms},
@@ -341,7 +341,7 @@ ApiResult<json> JobService::usage(const Caller& c, const std::string& from, cons
 }
 
 ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c, const std::string& id) {
-  if (!c.can("read")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
   auto row = store_.job(c.tenant.id, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);

@@ -7,9 +7,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +33,12 @@ struct Caller {
   store::ApiKey key;
   store::Tenant tenant;
   bool can(const std::string& scope) const { return key.scopes.count(scope) > 0; }
+  // 403 forbidden naming the first of `any_of` when the key has none of them.
+  std::optional<ApiError> lacks(std::initializer_list<const char*> any_of) const {
+    for (const char* scope : any_of)
+      if (can(scope)) return std::nullopt;
+    return ApiError{403, "forbidden", std::string("this key lacks the '") + *any_of.begin() + "' scope"};
+  }
 };
 
 struct OutputFile {

@@ -27,7 +27,7 @@ std::unexpected<ApiError> from_file_error(const workspace::FileError& e) {
 
 void SessionService::put_file(const Caller& c, const std::string& id, const std::string& path,
                               const std::string& spooled, uint64_t size, Reply reply) {
-  auto s = open_session(c, id, "run");
+  auto s = open_session(c, id, Access::kChange);
   if (!s) return reply(std::unexpected(s.error()));
   if (auto why = workspace::check_workspace_path(path))
     return reply(api_error(400, "bad_path", "path \"" + workspace::printable(path) + "\": " + *why));
@@ -59,7 +59,7 @@ void SessionService::put_file(const Caller& c, const std::string& id, const std:
 }
 
 ApiResult<json> SessionService::list_files(const Caller& c, const std::string& id, const std::string& path) {
-  auto s = open_session(c, id, "read");
+  auto s = open_session(c, id, Access::kRead);
   if (!s) return std::unexpected(s.error());
   auto ws = open_workspace(**s);
   if (!ws) return std::unexpected(ws.error());
@@ -73,7 +73,7 @@ ApiResult<json> SessionService::list_files(const Caller& c, const std::string& i
 
 void SessionService::get_file(const Caller& c, const std::string& id, const std::string& path,
                               std::function<void(ApiResult<Download>)> reply) {
-  auto s = open_session(c, id, "read");
+  auto s = open_session(c, id, Access::kRead);
   if (!s) return reply(std::unexpected(s.error()));
   tasks_.post([session = *s, path, reply] {
     auto ws = open_workspace(*session);
@@ -87,7 +87,7 @@ void SessionService::get_file(const Caller& c, const std::string& id, const std:
 }
 
 void SessionService::delete_file(const Caller& c, const std::string& id, const std::string& path, Reply reply) {
-  auto s = open_session(c, id, "run");
+  auto s = open_session(c, id, Access::kChange);
   if (!s) return reply(std::unexpected(s.error()));
   tasks_.post([session = *s, path, reply] {
     auto ws = open_workspace(*session);

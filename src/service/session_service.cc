@@ -120,10 +120,10 @@ std::shared_ptr<LiveSession> SessionService::find(const Caller& c, const std::st
 }
 
 ApiResult<std::shared_ptr<LiveSession>> SessionService::open_session(const Caller& c, const std::string& id,
-                                                                     const char* scope) {
+                                                                     Access access) {
   // Reading is for keys with "read" or "run"; changing needs "run".
-  bool allowed = c.can(scope) || (std::string(scope) == "read" && c.can("run"));
-  if (!allowed) return api_error(403, "forbidden", std::string("this key lacks the '") + scope + "' scope");
+  auto no = access == Access::kChange ? c.lacks({"run"}) : c.lacks({"read", "run"});
+  if (no) return std::unexpected(*no);
   auto s = find(c, id);
   if (s) {
     std::string reason = s->close_reason();
@@ -138,7 +138,7 @@ ApiResult<std::shared_ptr<LiveSession>> SessionService::open_session(const Calle
 }
 
 void SessionService::create(const Caller& c, const json& body, Reply reply) {
-  if (!c.can("run")) return reply(api_error(403, "forbidden", "this key lacks the 'run' scope"));
+  if (auto no = c.lacks({"run"})) return reply(std::unexpected(*no));
   auto request = parse_session_request(body, jobs_.caps_for(c.tenant), session_caps(config_));
   if (!request) return reply(api_error(400, "bad_request", request.error().message()));
 
@@ -225,7 +225,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
 }
 
 ApiResult<json> SessionService::list(const Caller& c) {
-  if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   auto rows = store_.sessions(c.tenant.id, 200);
   if (!rows) return internal(rows.error().message());
   json out = json::array();
@@ -252,7 +252,7 @@ ApiResult<json> SessionService::closed_view(const store::SessionRow& row) {
 }
 
 ApiResult<json> SessionService::get(const Caller& c, const std::string& id) {
-  if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   if (auto s = find(c, id); s && !s->closed()) return s->view();
   auto row = store_.session(c.tenant.id, id);
   if (!row) return internal(row.error().message());
@@ -261,7 +261,7 @@ ApiResult<json> SessionService::get(const Caller& c, const std::string& id) {
 }
 
 void SessionService::close(const Caller& c, const std::string& id, Reply reply) {
-  if (!c.can("run")) return reply(api_error(403, "forbidden", "this key lacks the 'run' scope"));
+  if (auto no = c.lacks({"run"})) return reply(std::unexpected(*no));
   auto s = find(c, id);
   if (!s) return reply(get(c, id));  // already closed (or unknown): its view, or 404
   std::string tenant = c.tenant.id;
@@ -273,7 +273,7 @@ void SessionService::close(const Caller& c, const std::string& id, Reply reply) 
 }
 
 ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, const json& body, int* wait_s) {
-  auto s = open_session(c, id, "run");
+  auto s = open_session(c, id, Access::kChange);
   if (!s) return std::unexpected(s.error());
   auto caps = jobs_.caps_for(c.tenant);
   auto request = parse_exec_request(body, (*s)->request().policy.timeout_ms, caps.max_timeout_ms);
@@ -286,7 +286,7 @@ ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, c
 }
 
 ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, const std::string& exec_id) {
-  if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   if (auto s = find(c, id))
     if (auto view = s->exec_json(exec_id)) return *view;
   auto stored = store_.session_call(c.tenant.id, exec_id);
@@ -299,7 +299,7 @@ ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, con
 }
 
 ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
-  if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   auto live = find(c, id);
   if (!live) {
     auto row = store_.session(c.tenant.id, id);
@@ -325,7 +325,7 @@ ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
 
 ApiResult<SessionService::ExecStream> SessionService::exec_stream(const Caller& c, const std::string& id,
                                                                   const std::string& exec_id) {
-  if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   if (auto s = find(c, id))
     if (auto e = s->exec(exec_id)) {
       s->touch();
@@ -362,7 +362,7 @@ void SessionService::when_exec_done(const Caller& c, const std::string& id, cons
 }
 
 ApiResult<json> SessionService::interrupt(const Caller& c, const std::string& id) {
-  auto s = open_session(c, id, "run");
+  auto s = open_session(c, id, Access::kChange);
   if (!s) return std::unexpected(s.error());
   if (!(*s)->engine()) return api_error(409, "starting", "the session's sandbox is still starting");
   if (auto st = (*s)->interrupt(); !st) return internal(st.error().message());
@@ -370,7 +370,7 @@ ApiResult<json> SessionService::interrupt(const Caller& c, const std::string& id
 }
 
 ApiResult<json> SessionService::restart(const Caller& c, const std::string& id) {
-  auto s = open_session(c, id, "run");
+  auto s = open_session(c, id, Access::kChange);
   if (!s) return std::unexpected(s.error());
   if (!(*s)->engine()) return api_error(409, "starting", "the session's sandbox is still starting");
   if (auto st = (*s)->restart(); !st) return internal(st.error().message());

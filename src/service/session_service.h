@@ -89,7 +89,8 @@ class SessionService {
 
  private:
   std::shared_ptr<LiveSession> find(const Caller& c, const std::string& id);
-  ApiResult<std::shared_ptr<LiveSession>> open_session(const Caller& c, const std::string& id, const char* scope);
+  enum class Access { kRead, kChange };  // kRead: a "read" or "run" key; kChange: a "run" key
+  ApiResult<std::shared_ptr<LiveSession>> open_session(const Caller& c, const std::string& id, Access access);
   void call_ended(const Exec& e);
   void session_closed(LiveSession& s);
   nlohmann::json record_of(LiveSession& s);

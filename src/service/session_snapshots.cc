@@ -18,7 +18,7 @@ json snapshot_view(const store::SnapshotRow& row) {
 }  // namespace
 
 void SessionService::snapshot(const Caller& c, const std::string& id, Reply reply) {
-  auto s = open_session(c, id, "run");
+  auto s = open_session(c, id, Access::kChange);
   if (!s) return reply(std::unexpected(s.error()));
   std::string tenant = c.tenant.id;
   tasks_.post([this, session = *s, tenant, reply] {
@@ -52,7 +52,7 @@ void SessionService::snapshot(const Caller& c, const std::string& id, Reply repl
 }
 
 ApiResult<json> SessionService::snapshots(const Caller& c) {
-  if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   auto rows = store_.snapshots(c.tenant.id);
   if (!rows) return internal(rows.error().message());
   json out = json::array();
@@ -61,7 +61,7 @@ ApiResult<json> SessionService::snapshots(const Caller& c) {
 }
 
 ApiResult<json> SessionService::snapshot_info(const Caller& c, const std::string& digest) {
-  if (!c.can("read") && !c.can("run")) return api_error(403, "forbidden", "this key lacks the 'read' scope");
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   auto row = store_.snapshot(c.tenant.id, digest);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("snapshot " + digest);
@@ -78,7 +78,7 @@ ApiResult<json> SessionService::snapshot_info(const Caller& c, const std::string
 }
 
 ApiResult<json> SessionService::delete_snapshot(const Caller& c, const std::string& digest) {
-  if (!c.can("run")) return api_error(403, "forbidden", "this key lacks the 'run' scope");
+  if (auto no = c.lacks({"run"})) return std::unexpected(*no);
   auto removed = store_.delete_snapshot(c.tenant.id, digest);
   if (!removed) return internal(removed.error().message());
   if (!*removed) return not_found("snapshot " + digest);

@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -96,13 +95,6 @@ CliRun run_cli(const std::vector<std::string>& args, const std::vector<std::stri
   return r;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // A loopback port nothing listens on (bound, then closed).
 uint16_t unused_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -177,7 +169,7 @@ TEST_F(SessionCli, AWholeSessionFromTheCommandLine) {
   std::string back = dir.sub("back.csv");
   CliRun down = cli({"files", "download", sid, "data/my sales.csv", back});
   EXPECT_EQ(down.status, 0) << down.err;
-  EXPECT_EQ(Sha256::of(read_all(back)), Sha256::of(content));
+  EXPECT_EQ(Sha256::of(read_text(back)), Sha256::of(content));
   CliRun to_stdout = cli({"files", "download", sid, "data/my sales.csv", "-"});
   EXPECT_EQ(to_stdout.out, content);
   CliRun seen = cli({"exec", sid, "--shell", "wc -l < 'data/my sales.csv'"});

@@ -224,14 +224,18 @@ Result<VerifyReport> Store::verify() {
     });
     if (!visited) return std::unexpected(visited.error());
   }
-  // Every artifact row has its bytes (their content is not re-hashed here).
+  // A content is stored when its file is there (its bytes are not re-hashed here).
+  auto stored = [this](const std::string& sha256) {
+    std::string path = cas_.path(sha256);
+    struct stat st{};
+    return !path.empty() && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  // Every artifact row has its bytes.
   {
     auto s = sql("SELECT job_id, name, sha256 FROM artifacts ORDER BY job_id, name");
     if (!s) return std::unexpected(s.error());
     auto visited = each_row(**s, [&](const Statement& r) {
-      std::string path = cas_.path(r.text(2));
-      struct stat st{};
-      if (path.empty() || ::lstat(path.c_str(), &st) < 0 || !S_ISREG(st.st_mode))
+      if (!stored(r.text(2)))
         report.problems.push_back("job " + r.text(0) + ": artifact " + r.text(1) +
                                   " (sha256 " + r.text(2) + ") is missing");
     });
@@ -242,9 +246,7 @@ Result<VerifyReport> Store::verify() {
     auto s = sql("SELECT tenant_id, digest, sha256 FROM snapshot_files ORDER BY 1, 2, 3");
     if (!s) return std::unexpected(s.error());
     auto visited = each_row(**s, [&](const Statement& r) {
-      std::string path = cas_.path(r.text(2));
-      struct stat st{};
-      if (path.empty() || ::lstat(path.c_str(), &st) < 0 || !S_ISREG(st.st_mode))
+      if (!stored(r.text(2)))
         report.problems.push_back("tenant " + r.text(0) + ": snapshot " + r.text(1) +
                                   " content " + r.text(2) + " is missing");
     });

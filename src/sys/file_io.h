@@ -2,6 +2,8 @@
 // short reads/writes.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 #include <string_view>
 
@@ -19,5 +21,11 @@ Status write_file(const std::string& path, std::string_view data);
 Status make_dirs(const std::string& path, int mode = 0755);
 // Writes to a temporary sibling and renames it over `path`: never a partial file.
 Status write_file_atomic(const std::string& path, std::string_view data, int mode = 0644);
+
+// Whether two stat results describe the same file (device and inode): what
+// was opened is what was looked at, not something swapped in between.
+inline bool same_inode(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 }  // namespace airlock::sys

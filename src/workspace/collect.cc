@@ -50,10 +50,6 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-bool same_object(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 class Collector {
  public:
   explicit Collector(const OutputPolicy& policy) : policy_(policy) {}
@@ -149,7 +145,7 @@ class Collector {
     }
     struct stat opened {};
     if (::fstat(dir->get(), &opened) < 0) return fail_errno("stat output directory");
-    if (!S_ISDIR(opened.st_mode) || !same_object(seen, opened)) {
+    if (!S_ISDIR(opened.st_mode) || !sys::same_inode(seen, opened)) {
       refuse(rel, "changed while being collected");
       return std::nullopt;
     }
@@ -181,7 +177,7 @@ class Collector {
     }
     struct stat opened {};
     if (::fstat(file->get(), &opened) < 0) return fail_errno("stat output file");
-    if (!S_ISREG(opened.st_mode) || !same_object(seen, opened)) {
+    if (!S_ISREG(opened.st_mode) || !sys::same_inode(seen, opened)) {
       refuse(rel, "changed while being collected");
       return {};
     }

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "base/check.h"
+#include "sys/file_io.h"
 #include "sys/syscalls.h"
 #include "workspace/names.h"
 
@@ -47,10 +48,6 @@ Status each_name(int dir_fd, const std::string& what, Visit visit) {
     if (name == "." || name == "..") continue;
     if (auto st = visit(name); !st) return st;
   }
-}
-
-bool same_object(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 std::string join(const std::string& parent, std::string_view name) {
@@ -150,7 +147,7 @@ class Capturer {
     if (!dir) return fail_with("open workspace directory \"" + printable(rel) + "\"", dir.error().err);
     struct stat opened{};
     if (::fstat(dir->get(), &opened) < 0) return fail_errno("stat workspace directory");
-    if (!S_ISDIR(opened.st_mode) || !same_object(st, opened))
+    if (!S_ISDIR(opened.st_mode) || !sys::same_inode(st, opened))
       return fail("workspace directory \"" + printable(rel) + "\" changed while being captured");
     entries_.push_back({.path = rel, .kind = SnapshotKind::kDir, .mode = opened.st_mode & 0777u});
     Frame frame{.dir = std::move(*dir), .rel = rel, .level = level};
@@ -180,7 +177,7 @@ class Capturer {
     if (!file) return fail_with("open workspace file \"" + printable(rel) + "\"", file.error().err);
     struct stat opened{};
     if (::fstat(file->get(), &opened) < 0) return fail_errno("stat workspace file");
-    if (!S_ISREG(opened.st_mode) || !same_object(seen, opened))
+    if (!S_ISREG(opened.st_mode) || !sys::same_inode(seen, opened))
       return fail("workspace file \"" + printable(rel) + "\" changed while being captured");
     if (static_cast<uint64_t>(opened.st_size) > room) return over_size(rel);
     auto stored = contents_.put_fd(file->get(), room);

@@ -13,6 +13,7 @@
 #include "base/sha256.h"
 #include "base/unique_fd.h"
 #include "sys/file_io.h"
+#include "sys/remove_tree.h"
 #include "sys/syscalls.h"
 #include "workspace/copy_hashing.h"
 #include "workspace/file_type.h"
@@ -77,35 +78,6 @@ std::string kind_of(mode_t mode) {
   if (S_ISDIR(mode)) return "directory";
   if (S_ISLNK(mode)) return "symlink";
   return "other";
-}
-
-// Empties directory `fd` (its own entries, depth first), never following links.
-Status empty_dir(int fd, int depth) {
-  if (depth > 256) return fail("directories nested more than 256 deep");
-  UniqueFd listing(::dup(fd));
-  if (!listing) return fail_errno("dup");
-  DIR* d = ::fdopendir(listing.release());
-  if (!d) return fail_errno("fdopendir");
-  std::vector<std::pair<std::string, bool>> names;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    names.emplace_back(n, e->d_type == DT_DIR);
-  }
-  ::closedir(d);
-  for (const auto& [n, is_dir] : names) {
-    if (is_dir) {
-      UniqueFd sub(::openat(fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (sub) {
-        if (auto st = empty_dir(sub.get(), depth + 1); !st) return st;
-      }
-      if (::unlinkat(fd, n.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT) return fail_errno("remove " + printable(n));
-    } else if (::unlinkat(fd, n.c_str(), 0) < 0 && errno != ENOENT) {
-      if (errno == EISDIR) return fail("a directory appeared while removing");
-      return fail_errno("remove " + printable(n));
-    }
-  }
-  return {};
 }
 
 }  // namespace
@@ -214,7 +186,7 @@ FileResult<void> remove_path(int root_fd, const std::string& path) {
       errno = sub.error().err;
       return errno_error(path, "open");
     }
-    if (auto st2 = empty_dir(sub->get(), 0); !st2) return error("internal", "remove \"" + printable(path) + "\": " + st2.error().message());
+    if (auto st2 = sys::empty_dir(sub->get(), 256); !st2) return error("internal", "remove \"" + printable(path) + "\": " + st2.error().message());
     if (::unlinkat(dir->get(), name.c_str(), AT_REMOVEDIR) < 0) return errno_error(path, "remove");
     return {};
   }

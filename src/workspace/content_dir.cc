@@ -7,8 +7,7 @@
 
 #include <cerrno>
 
-#include "base/sha256.h"
-#include "sys/file_io.h"
+#include "workspace/copy_hashing.h"
 
 namespace airlock::workspace {
 
@@ -64,24 +63,12 @@ Result<ContentDir::Stored> ContentDir::put_fd(int fd, uint64_t max_bytes,
   UniqueFd out(::open(temp.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400));
   if (!out) return fail_errno("create " + temp.path());
 
+  auto copied = copy_hashing(fd, out.get(), max_bytes, /*keep=*/0);
+  if (!copied) return std::unexpected(copied.error());
+  if (!*copied) return fail_with("more than " + std::to_string(max_bytes) + " bytes", EFBIG);
   Stored stored;
-  Sha256 hash;
-  char buf[128 * 1024];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno("read");
-    }
-    if (n == 0) break;
-    if (static_cast<uint64_t>(n) > max_bytes - stored.size)
-      return fail_with("more than " + std::to_string(max_bytes) + " bytes", EFBIG);
-    std::string_view chunk(buf, static_cast<size_t>(n));
-    hash.update(chunk);
-    if (auto w = sys::write_all(out.get(), chunk); !w) return std::unexpected(w.error());
-    stored.size += static_cast<uint64_t>(n);
-  }
-  stored.sha256 = hash.hex_digest();
+  stored.size = (*copied)->size;
+  stored.sha256 = (*copied)->sha256;
   if (!expected_sha256.empty() && stored.sha256 != expected_sha256)
     return fail("has sha256 " + stored.sha256 + ", expected " + expected_sha256);
   if (::fsync(out.get()) < 0) return fail_errno("fsync " + temp.path());

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "base/sha256.h"
 #include "sys/file_io.h"
 
 namespace airlock::workspace {
 
-Result<std::optional<Copied>> copy_hashing(int in, int out, uint64_t limit) {
+Result<std::optional<Copied>> copy_hashing(int in, int out, uint64_t limit, uint64_t keep) {
   Copied copied;
   Sha256 hash;
   char buf[65536];
@@ -19,10 +21,12 @@ Result<std::optional<Copied>> copy_hashing(int in, int out, uint64_t limit) {
     }
     if (n == 0) break;
     const std::string_view chunk(buf, static_cast<size_t>(n));
-    if (copied.content.size() + chunk.size() > limit) return std::nullopt;
+    if (chunk.size() > limit - copied.size) return std::nullopt;
     hash.update(chunk);
     if (auto st = sys::write_all(out, chunk); !st) return std::unexpected(st.error());
-    copied.content.append(chunk);
+    if (copied.content.size() < keep)
+      copied.content.append(chunk.substr(0, static_cast<size_t>(std::min<uint64_t>(chunk.size(), keep - copied.content.size()))));
+    copied.size += chunk.size();
   }
   copied.sha256 = hash.hex_digest();
   return copied;

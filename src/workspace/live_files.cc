@@ -95,7 +95,7 @@ FileResult<std::string> put_file(int root_fd, const std::string& path, int sourc
     cleanup();
     return errno_error(path, "rewind the upload for");
   }
-  auto copied = copy_hashing(source_fd, out.get(), UINT64_MAX >> 1);
+  auto copied = copy_hashing(source_fd, out.get(), UINT64_MAX, /*keep=*/0);
   if (!copied || !*copied) {
     cleanup();
     if (!copied && (copied.error().err == ENOSPC || copied.error().err == EDQUOT))

@@ -192,12 +192,14 @@ class Collector {
     return copy_out(parent, name, file->get());
   }
 
-  // Why `rel` may not be an output: it is the record's path, or a file where
-  // the record's directory must be. (Nothing beneath the record's path is
-  // reached: the entry itself is refused first.)
+  // Why `rel` may not be an output: it is the record's path or a temporary
+  // name it is written through (sys::write_file_atomic: PATH.tmp.PID), or a
+  // file where the record's directory must be. (Nothing beneath the record's
+  // path is reached: the entry itself is refused first.)
   std::optional<std::string> reserved_problem(const std::string& rel, bool is_dir) const {
     for (const auto& r : policy_.reserved) {
-      if (rel == r) return "collides with the path of the job record (" + r + ")";
+      if (rel == r || rel.starts_with(r + ".tmp."))
+        return "collides with the path of the job record (" + r + ")";
       if (!is_dir && r.starts_with(rel + "/"))
         return "stands where the job record's directory must be (" + r + ")";
     }

@@ -399,6 +399,23 @@ TEST_F(CollectTest, OutputAtTheRecordsPathIsRefused) {
   EXPECT_FALSE(copied("record.json"));
 }
 
+// The record is written through PATH.tmp.PID: a directory at a guessed
+// temporary name would make the write fail just the same.
+TEST_F(CollectTest, OutputAtTheRecordsTemporaryNameIsRefused) {
+  mkdir("record.json.tmp.4242");
+  write("record.json.tmp.4242/x.csv", "a\n");
+  write("record.json.txt", "kept\n");
+  OutputPolicy policy;
+  policy.reserved = {"record.json"};
+  Collection c = collect(policy);
+  ASSERT_EQ(c.outputs.size(), 2u);
+  EXPECT_EQ(c.outputs[0].name, "record.json.tmp.4242");
+  EXPECT_FALSE(c.outputs[0].accepted);
+  EXPECT_EQ(c.outputs[0].reason, "collides with the path of the job record (record.json)");
+  EXPECT_EQ(c.outputs[1].name, "record.json.txt");
+  EXPECT_TRUE(c.outputs[1].accepted);
+}
+
 TEST_F(CollectTest, FileWhereTheRecordsDirectoryMustBeIsRefused) {
   write("runs", "not a directory\n");
   OutputPolicy policy;

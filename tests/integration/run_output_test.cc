@@ -1,12 +1,7 @@
 // What a job's output can do to `airlock run` and its record: drive the
 // operator's terminal, break --record, blow up the record's size. Each case
 // runs a hostile job through the binary and checks the safe outcome.
-#include <fcntl.h>
-#include <poll.h>
-#include <pty.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -23,52 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-struct OnTerminal {
-  int status = -1;
-  std::string seen;  // everything that reached the terminal
-};
-
-// Runs `airlock ARGS...` with stdout and stderr on a pseudo-terminal, as an
-// operator would, and reads all that reaches the terminal.
-OnTerminal run_on_terminal(const std::vector<std::string>& args) {
-  int master = -1, slave = -1;
-  EXPECT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
-  termios raw{};
-  ::tcgetattr(slave, &raw);
-  raw.c_oflag &= ~static_cast<tcflag_t>(OPOST);  // what the program wrote, byte for byte
-  ::tcsetattr(slave, TCSANOW, &raw);
-  std::vector<std::string> argv = {AIRLOCK_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setsid();
-    ::dup2(slave, 1);
-    ::dup2(slave, 2);
-    ::close(master);
-    ::close(slave);
-    std::vector<char*> c;
-    for (auto& a : argv) c.push_back(a.data());
-    c.push_back(nullptr);
-    ::execv(c[0], c.data());
-    ::_exit(127);
-  }
-  ::close(slave);
-  OnTerminal r;
-  char buf[65536];
-  for (;;) {
-    pollfd p{master, POLLIN, 0};
-    if (::poll(&p, 1, 30000) <= 0) break;
-    ssize_t n = ::read(master, buf, sizeof(buf));
-    if (n <= 0) break;  // EIO once every writer has closed the terminal
-    r.seen.append(buf, static_cast<size_t>(n));
-  }
-  ::close(master);
-  int ws = 0;
-  ::waitpid(pid, &ws, 0);
-  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-  return r;
-}
-
 json read_json(const std::string& path) { return json::parse(read_text(path), nullptr, false); }
 
 // A job that clears the screen, sets the title, writes the clipboard (OSC 52),
@@ -83,7 +32,7 @@ TEST(RunTerminal, JobOutputCannotDriveTheOperatorsTerminal) {
       "printf '\\302\\2332J\\302\\235' >&2\n"
       "printf 'airlock: job x succeeded (exited with status 0)\\n\\033[8m' >&2\n"
       "exit 3\n";
-  OnTerminal t = run_on_terminal({"run", "--state-dir", dir.state(), "--record", record, "--", "sh", "-c", script});
+  OnTerminal t = run_on_terminal({AIRLOCK_BINARY, "run", "--state-dir", dir.state(), "--record", record, "--", "sh", "-c", script});
   EXPECT_EQ(t.status, 3);
   EXPECT_EQ(t.seen.find('\x1b'), std::string::npos) << "an ESC byte reached the terminal: " << t.seen;
   EXPECT_EQ(t.seen.find("\xc2\x9b"), std::string::npos) << "a C1 CSI reached the terminal";
@@ -109,7 +58,7 @@ TEST(RunTerminal, JobOutputCannotDriveTheOperatorsTerminal) {
 // --json on a terminal: the same document, with nothing a terminal acts on.
 TEST(RunTerminal, JsonRecordOnATerminalIsInert) {
   TempDir dir;
-  OnTerminal t = run_on_terminal({"run", "--json", "--state-dir", dir.state(), "--", "sh", "-c",
+  OnTerminal t = run_on_terminal({AIRLOCK_BINARY, "run", "--json", "--state-dir", dir.state(), "--", "sh", "-c",
                                   "printf '\\302\\233' ; printf '\\342\\200\\256x\\177'"});
   EXPECT_EQ(t.status, 0) << t.seen;
   for (char c : t.seen) {

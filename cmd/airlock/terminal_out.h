@@ -3,10 +3,9 @@
 // file or a pipe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace airlock::cli {
 

@@ -18,7 +18,8 @@ std::optional<std::string> base64_decode(std::string_view text) {
   if (text.empty()) return std::string();
   std::string out(text.size() / 4 * 3, '\0');
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
   if (n < 0) return std::nullopt;
   size_t padding = text.ends_with("==") ? 2 : text.ends_with("=") ? 1 : 0;
   out.resize(static_cast<size_t>(n) - padding);

@@ -9,9 +9,7 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-void escape_byte(std::string& out, uint8_t b) {
-  out += {'\\', 'x', kHex[b >> 4], kHex[b & 0xF]};
-}
+void escape_byte(std::string& out, uint8_t b) { out += {'\\', 'x', kHex[b >> 4], kHex[b & 0xF]}; }
 
 void escape_code_point(std::string& out, char32_t cp) {
   out += "\\u";
@@ -46,11 +44,13 @@ std::string terminal_safe(std::string_view s, Newlines newlines) {
   for (size_t i = 0; i < s.size();) {
     const auto b = static_cast<uint8_t>(s[i]);
     if (b < 0x80) {
-      const bool shown = (b >= 0x20 && b != 0x7F) ||
-                         (keep && (b == '\n' || b == '\t' ||
-                                   (b == '\r' && i + 1 < s.size() && s[i + 1] == '\n')));
-      if (shown) out += static_cast<char>(b);
-      else escape_byte(out, b);
+      const bool shown =
+          (b >= 0x20 && b != 0x7F) ||
+          (keep && (b == '\n' || b == '\t' || (b == '\r' && i + 1 < s.size() && s[i + 1] == '\n')));
+      if (shown)
+        out += static_cast<char>(b);
+      else
+        escape_byte(out, b);
       ++i;
       continue;
     }
@@ -60,8 +60,10 @@ std::string terminal_safe(std::string_view s, Newlines newlines) {
       escape_byte(out, b);
       ++i;
     } else {
-      if (acts_on_terminal(cp)) escape_code_point(out, cp);
-      else out.append(s.substr(i, len));
+      if (acts_on_terminal(cp))
+        escape_code_point(out, cp);
+      else
+        out.append(s.substr(i, len));
       i += len;
     }
   }

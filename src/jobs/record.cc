@@ -71,17 +71,21 @@ size_t json_escaped_size(std::string_view s) {
   size_t n = 0;
   for (char c : s) {
     const auto b = static_cast<unsigned char>(c);
-    if (b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t') n += 2;
-    else if (b < 0x20) n += 6;  // \u00XX
-    else n += 1;
+    if (b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t')
+      n += 2;
+    else if (b < 0x20)
+      n += 6;  // \u00XX
+    else
+      n += 1;
   }
   return n;
 }
 
 StreamEncoding stream_encoding(std::string_view bytes) {
   if (!valid_utf8(bytes)) return StreamEncoding::kBase64;
-  return json_escaped_size(bytes) <= base64_size(bytes.size()) + kStreamTextSlack ? StreamEncoding::kUtf8
-                                                                                   : StreamEncoding::kBase64;
+  return json_escaped_size(bytes) <= base64_size(bytes.size()) + kStreamTextSlack
+             ? StreamEncoding::kUtf8
+             : StreamEncoding::kBase64;
 }
 
 std::string_view encoding_name(StreamEncoding encoding) {
@@ -89,7 +93,8 @@ std::string_view encoding_name(StreamEncoding encoding) {
 }
 
 std::optional<std::string> stream_bytes(const nlohmann::json& stream) {
-  if (!stream.is_object() || !stream.contains("text") || !stream["text"].is_string()) return std::nullopt;
+  if (!stream.is_object() || !stream.contains("text") || !stream["text"].is_string())
+    return std::nullopt;
   const std::string& text = stream["text"].get_ref<const std::string&>();
   std::string encoding = "utf-8";  // records before the encoding was named
   if (stream.contains("encoding")) {

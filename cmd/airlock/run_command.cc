@@ -6,11 +6,15 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "base/terminal_text.h"
 #include "base/unique_fd.h"
 #include "cmd/airlock/common.h"
+#include "cmd/airlock/terminal_out.h"
+#include "jobs/outputs.h"
 #include "jobs/run_job.h"
 #include "jobs/state_dir.h"
 #include "sys/file_io.h"
@@ -34,6 +38,30 @@ UniqueFd cancel_signals() {
   return UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
 }
 
+// The record's path inside --output-dir, which no output may take: a job
+// that writes /output/record.json/x would make the record unwritable.
+Status reserve_record_path(jobs::RunRequest& request) {
+  if (request.record_path.empty() || request.output_dir.empty()) return {};
+  std::error_code ec;
+  auto record = std::filesystem::weakly_canonical(request.record_path, ec);
+  auto outputs = ec ? record : std::filesystem::weakly_canonical(request.output_dir, ec);
+  if (ec) return fail("cannot resolve --record or --output-dir: " + ec.message());
+  auto plain = [](const std::filesystem::path& p) {
+    std::string s = p.lexically_normal().string();
+    while (s.size() > 1 && s.ends_with('/')) s.pop_back();
+    return s;
+  };
+  auto inside = jobs::path_inside(plain(outputs), plain(record));
+  if (!inside) return std::unexpected(inside.error());
+  if (*inside) request.policy.outputs.reserved.push_back(**inside);
+  return {};
+}
+
+// One line on stderr; what the job chose in it is shown inert.
+void say(const std::string& line) {
+  std::fprintf(stderr, "airlock: %s\n", terminal_safe(line, Newlines::kEscape).c_str());
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -42,8 +70,11 @@ int run_command(const std::vector<std::string>& args) {
     return 0;
   }
   auto request = jobs::parse_run_args(args);
+  if (request) {
+    if (auto st = reserve_record_path(*request); !st) request = std::unexpected(st.error());
+  }
   if (!request) {
-    std::fprintf(stderr, "airlock: %s\n", request.error().message().c_str());
+    say(request.error().message());
     return 125;
   }
   if (::geteuid() != 0) {
@@ -62,23 +93,25 @@ int run_command(const std::vector<std::string>& args) {
   jobs::JobRecord record = jobs::run_job(*request, env);
   std::string text = jobs::record_text(record);
 
+  // airlock never ends well without the record it was asked for.
+  bool recorded = record.stored;
+  if (!record.stored) say("cannot store the record in " + state_dir);
   if (!request->record_path.empty()) {
     std::string parent = request->record_path.substr(0, request->record_path.rfind('/') + 1);
     Status st = parent.empty() ? Status{} : sys::make_dirs(parent);
     if (st) st = sys::write_file_atomic(request->record_path, text, 0644);
-    if (!st)
-      std::fprintf(stderr, "airlock: cannot write the record: %s\n", st.error().message().c_str());
+    if (!st) say("cannot write the record to " + request->record_path + ": " + st.error().message());
+    recorded = recorded && st;
   }
   if (request->json) {
-    (void)sys::write_all(STDOUT_FILENO, text);
+    (void)sys::write_all(STDOUT_FILENO, cli::json_shown(STDOUT_FILENO, jobs::to_json(record)) + "\n");
   } else if (!request->quiet) {
-    std::fprintf(stderr, "airlock: job %s %s (%s) in %llu ms; record: %s\n", record.id.c_str(),
-                 std::string(jobs::outcome_name(record.outcome)).c_str(), record.reason.c_str(),
-                 static_cast<unsigned long long>(record.usage.wall_ms),
-                 (request->record_path.empty() ? jobs::record_path(state_dir, record.id)
-                                               : request->record_path)
-                     .c_str());
+    say("job " + record.id + " " + std::string(jobs::outcome_name(record.outcome)) + " (" +
+        record.reason + ") in " + std::to_string(record.usage.wall_ms) + " ms; record: " +
+        (request->record_path.empty() ? jobs::record_path(state_dir, record.id)
+                                      : request->record_path));
   }
+  if (!recorded) return 125;
   jobs::RunFacts facts;
   facts.exit_code = record.exit_code;
   facts.signal = record.signal;

@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "api/url.h"
+#include "cmd/airlock/terminal_out.h"
 #include "sys/file_io.h"
 
 namespace airlock::cli {
@@ -62,7 +65,7 @@ std::optional<api::Response> call(SessionConn& conn, const std::string& method, 
 }
 
 void print_json(const nlohmann::json& j) {
-  std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = json_shown(STDOUT_FILENO, j);
   std::printf("%s\n", text.c_str());
 }
 

@@ -7,6 +7,7 @@
 
 #include "api/url.h"
 #include "base/sha256.h"
+#include "base/terminal_text.h"
 #include "cmd/airlock/session_client.h"
 #include "sys/file_io.h"
 
@@ -84,7 +85,8 @@ std::optional<json> call_json(SessionConn& conn, const std::string& method, cons
 std::string text(const json& j, const char* key) {
   if (!j.contains(key)) return "";
   const json& v = j[key];
-  return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+  // Names and reasons come from the session: one inert line each.
+  return terminal_safe(v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump(), Newlines::kEscape);
 }
 
 int create(const SessionArgs& a, SessionConn& conn) {

@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "api/url.h"
+#include "base/terminal_text.h"
 #include "cmd/airlock/session_client.h"
+#include "cmd/airlock/terminal_out.h"
 #include "sys/file_io.h"
 
 using namespace airlock;
@@ -87,12 +89,12 @@ bool save_figures(const SessionArgs& a, const std::string& exec_id, const json& 
 int finish(const SessionArgs& a, const std::string& exec_id, const json& view) {
   const json& r = view.contains("result") && view["result"].is_object() ? view["result"] : view;
   std::string status = r.value("status", "");
-  if (r.contains("value") && r["value"].is_string() && !r["value"].get<std::string>().empty())
-    std::printf("%s\n", r["value"].get<std::string>().c_str());
   std::fflush(stdout);
+  if (r.contains("value") && r["value"].is_string() && !r["value"].get<std::string>().empty())
+    write_shown(STDOUT_FILENO, r["value"].get<std::string>() + "\n");
   if (r.contains("error") && r["error"].is_string() && !r["error"].get<std::string>().empty()) {
     std::string error = r["error"].get<std::string>();
-    std::fprintf(stderr, "%s%s", error.c_str(), error.ends_with("\n") ? "" : "\n");
+    write_shown(STDERR_FILENO, error.ends_with("\n") ? error : error + "\n");
   }
   bool saved = save_figures(a, exec_id, r.value("figures", json::array()));
   int exit = exec_exit_status(view, a.shell);
@@ -108,6 +110,12 @@ struct Follow {
   std::string last_id;   // of the last event seen: where a resumed stream starts
   uint64_t printed = 0;  // bytes of output printed so far
   bool interrupt_sent = false;
+  // The job's output is shown inert on a terminal (a piece at a time).
+  std::optional<TerminalStream> shown_out = terminal(STDOUT_FILENO), shown_err = terminal(STDERR_FILENO);
+
+  static std::optional<TerminalStream> terminal(int fd) {
+    return ::isatty(fd) ? std::optional<TerminalStream>(std::in_place) : std::nullopt;
+  }
 
   // Acts on Ctrl-C; returns an exit status when the CLI should leave.
   std::optional<int> check_interrupts() {
@@ -123,13 +131,20 @@ struct Follow {
     return std::nullopt;
   }
 
+  void flush_shown() {
+    if (shown_out) (void)sys::write_all(STDOUT_FILENO, shown_out->finish());
+    if (shown_err) (void)sys::write_all(STDERR_FILENO, shown_err->finish());
+  }
+
   void print_output(const api::Event& ev) {
     json d = json::parse(ev.data, nullptr, false);
     if (!d.is_object() || !d.contains("text") || !d["text"].is_string()) return;
     uint64_t offset = d.value("offset", printed);
     std::string text = d["text"].get<std::string>();
     std::string fresh = unseen_part(printed, offset, text);
-    (void)sys::write_all(ev.event == "stderr" ? STDERR_FILENO : STDOUT_FILENO, fresh);
+    const bool err = ev.event == "stderr";
+    std::optional<TerminalStream>& shown = err ? shown_err : shown_out;
+    (void)sys::write_all(err ? STDERR_FILENO : STDOUT_FILENO, shown ? shown->feed(fresh) : fresh);
     printed = std::max(printed, offset + text.size());
   }
 
@@ -168,6 +183,7 @@ struct Follow {
           print_output(*ev);
         } else if (ev->event == "result") {
           json view = json::parse(ev->data, nullptr, false);
+          flush_shown();
           if (view.is_discarded()) return fetch_final();
           return finish(a, exec_id, view);
         }
@@ -177,6 +193,7 @@ struct Follow {
   }
 
   int fetch_final() {
+    flush_shown();
     auto r = call(conn, "GET", "/v1/sessions/" + api::percent_encode(session_id) + "/execs/" + api::percent_encode(exec_id));
     if (!r) return kExitFailed;
     return finish(a, exec_id, json::parse(r->body, nullptr, false));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/terminal_text.h"
 #include "store/store.h"
 
 namespace {
@@ -49,7 +50,9 @@ int verify_command(const std::vector<std::string>& args) {
     std::printf("%llu records, chains intact\n", static_cast<unsigned long long>(report->records));
     return 0;
   }
-  for (const auto& p : report->problems) std::printf("%s\n", p.c_str());
+  // A problem quotes stored names (artifacts, snapshot paths): one inert line each.
+  for (const auto& p : report->problems)
+    std::printf("%s\n", airlock::terminal_safe(p, airlock::Newlines::kEscape).c_str());
   std::fprintf(stderr, "airlock: %zu problem(s) in %llu records\n", report->problems.size(),
                static_cast<unsigned long long>(report->records));
   return 1;

@@ -4,7 +4,8 @@
 #include <map>
 #include <set>
 
-#include <openssl/evp.h>
+#include "base/base64.h"
+#include "base/terminal_text.h"
 
 namespace airlock::cli {
 namespace {
@@ -229,24 +230,16 @@ std::string describe_http_error(int status, const std::string& body) {
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];
     std::string code = e.value("code", ""), message = e.value("message", "");
-    return "HTTP " + std::to_string(status) + (code.empty() ? "" : " " + code) + ": " + message + hint(status);
+    return "HTTP " + std::to_string(status) + (code.empty() ? "" : " " + code) + ": " +
+           terminal_safe(message, Newlines::kEscape) + hint(status);
   }
   std::string start = body.substr(0, 200);
   for (char& c : start)
     if (c == '\n' || c == '\r') c = ' ';
+  start = terminal_safe(start, Newlines::kEscape);
   return "HTTP " + std::to_string(status) + (start.empty() ? "" : ": " + start) + hint(status);
 }
 
-std::optional<std::string> decode_base64(const std::string& text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  if (text.empty()) return std::string();
-  std::string out(text.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-  if (n < 0) return std::nullopt;
-  size_t padding = text.ends_with("==") ? 2 : text.ends_with("=") ? 1 : 0;
-  out.resize(static_cast<size_t>(n) - padding);
-  return out;
-}
+std::optional<std::string> decode_base64(const std::string& text) { return base64_decode(text); }
 
 }  // namespace airlock::cli

@@ -9,6 +9,17 @@
 
 namespace airlock::jobs {
 
+Result<std::optional<std::string>> path_inside(const std::string& dir, const std::string& path) {
+  auto under = [](const std::string& parent, const std::string& child) {
+    return child.size() > parent.size() && child.starts_with(parent) &&
+           (parent.ends_with('/') || child[parent.size()] == '/');
+  };
+  if (path == dir || under(path, dir))
+    return fail("the record (" + path + ") cannot be the output directory or contain it (" + dir + ")");
+  if (!under(dir, path)) return std::nullopt;
+  return path.substr(dir.size() + (dir.ends_with('/') ? 0 : 1));
+}
+
 Result<workspace::Collection> collect_job_outputs(int output_mount_fd, const std::string& dest_dir,
                                                   const workspace::OutputPolicy& policy) {
   UniqueFd root(::openat(output_mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));

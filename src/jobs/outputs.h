@@ -3,6 +3,7 @@
 // --output-dir (only after the job succeeded).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@
 #include "workspace/manifest.h"
 
 namespace airlock::jobs {
+
+// Where `path` lies inside `dir` (both absolute and normalized): its
+// relative path, or nullopt when outside. An error when `path` is `dir`
+// itself or one of its parents (the record cannot be the output directory).
+Result<std::optional<std::string>> path_inside(const std::string& dir, const std::string& path);
 
 // `output_mount_fd` is the host's fd of the job's /output tmpfs.
 Result<workspace::Collection> collect_job_outputs(int output_mount_fd, const std::string& dest_dir,

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <ctime>
 
+#include "base/base64.h"
+#include "base/utf8.h"
+
 namespace airlock::jobs {
 
 void JobRecord::add_limit(const std::string& name) {
@@ -51,7 +54,11 @@ nlohmann::json policy_json(const JobPolicy& p) {
 }
 
 nlohmann::json stream_json(const CapturedStream& s) {
-  return {{"text", s.text}, {"bytes", s.bytes}, {"truncated", s.truncated}};
+  const StreamEncoding encoding = stream_encoding(s.text);
+  return {{"text", encoding == StreamEncoding::kBase64 ? base64_encode(s.text) : s.text},
+          {"encoding", encoding_name(encoding)},
+          {"bytes", s.bytes},
+          {"truncated", s.truncated}};
 }
 
 nlohmann::json optional_int(const std::optional<int>& v) {
@@ -59,6 +66,45 @@ nlohmann::json optional_int(const std::optional<int>& v) {
 }
 
 }  // namespace
+
+size_t json_escaped_size(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t')
+      n += 2;
+    else if (b < 0x20)
+      n += 6;  // \u00XX
+    else
+      n += 1;
+  }
+  return n;
+}
+
+StreamEncoding stream_encoding(std::string_view bytes) {
+  if (!valid_utf8(bytes)) return StreamEncoding::kBase64;
+  return json_escaped_size(bytes) <= base64_size(bytes.size()) + kStreamTextSlack
+             ? StreamEncoding::kUtf8
+             : StreamEncoding::kBase64;
+}
+
+std::string_view encoding_name(StreamEncoding encoding) {
+  return encoding == StreamEncoding::kBase64 ? "base64" : "utf-8";
+}
+
+std::optional<std::string> stream_bytes(const nlohmann::json& stream) {
+  if (!stream.is_object() || !stream.contains("text") || !stream["text"].is_string())
+    return std::nullopt;
+  const std::string& text = stream["text"].get_ref<const std::string&>();
+  std::string encoding = "utf-8";  // records before the encoding was named
+  if (stream.contains("encoding")) {
+    if (!stream["encoding"].is_string()) return std::nullopt;
+    encoding = stream["encoding"].get<std::string>();
+  }
+  if (encoding == "utf-8") return text;
+  if (encoding == "base64") return base64_decode(text);
+  return std::nullopt;
+}
 
 nlohmann::json to_json(const JobRecord& r) {
   nlohmann::json timing = nlohmann::json::object();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,7 +19,7 @@
 namespace airlock::jobs {
 
 struct CapturedStream {
-  std::string text;     // at most the cap
+  std::string text;     // the exact bytes, at most the cap
   uint64_t bytes = 0;   // everything the program wrote
   bool truncated = false;
 };
@@ -76,11 +77,27 @@ struct JobRecord {
   std::vector<egress::Attempt> network;  // every request to the egress gateway
   uint64_t network_dropped = 0;          // attempts beyond what the record keeps
 
+  bool stored = false;  // written to the state directory (not part of the JSON)
+
   void add_limit(const std::string& name);  // once each
 };
 
+// How a captured stream is written in the record: as "utf-8" text when it is
+// valid UTF-8 whose JSON form is at most kStreamTextSlack larger than its
+// base64 form, else as "base64". Either way the stream takes at most
+// base64_size(cap) + kStreamTextSlack bytes of the record, and its exact
+// bytes come back with stream_bytes().
+enum class StreamEncoding { kUtf8, kBase64 };
+inline constexpr size_t kStreamTextSlack = 4096;
+StreamEncoding stream_encoding(std::string_view bytes);
+std::string_view encoding_name(StreamEncoding encoding);
+// Length of `s` as a JSON string's contents (nlohmann's escapes, UTF-8 kept).
+size_t json_escaped_size(std::string_view s);
+// The bytes of a record's "stdout" or "stderr" object; nullopt if malformed.
+std::optional<std::string> stream_bytes(const nlohmann::json& stream);
+
 nlohmann::json to_json(const JobRecord& record);
-// Serialized with invalid UTF-8 replaced, so any program output is safe to store.
+// Serialized as JSON; program output is written as stream_encoding() says.
 std::string record_text(const JobRecord& record);
 
 // RFC 3339 UTC time with milliseconds, e.g. 2026-11-30T03:00:00.123Z.

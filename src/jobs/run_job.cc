@@ -240,8 +240,9 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
     std::string dir = env.state_dir + "/records";
     ::mkdir(env.state_dir.c_str(), 0700);
     ::mkdir(dir.c_str(), 0700);
-    if (auto st = sys::write_file_atomic(record_path(env.state_dir, rec.id), record_text(rec), 0600); !st)
-      rec.cleanup.failed.push_back("store record: " + st.error().message());
+    auto st = sys::write_file_atomic(record_path(env.state_dir, rec.id), record_text(rec), 0600);
+    if (!st) rec.cleanup.failed.push_back("store record: " + st.error().message());
+    rec.stored = st.has_value();
   }
   return rec;
 }

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 
+#include "base/terminal_text.h"
 #include "sys/file_io.h"
 
 namespace airlock::jobs {
@@ -21,8 +23,26 @@ uint64_t ms_since(Clock::time_point start) {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
+// Where the live copy of a stream goes. A terminal gets terminal_safe()
+// text: the job's bytes must not drive the operator's terminal.
+struct Echo {
+  int fd = -1;
+  std::optional<TerminalStream> escape;  // set when `fd` is a terminal
+
+  explicit Echo(int to) : fd(to) {
+    if (fd >= 0 && ::isatty(fd)) escape.emplace();
+  }
+  void write(std::string_view bytes) {
+    if (fd < 0) return;
+    (void)sys::write_all(fd, escape ? escape->feed(bytes) : std::string(bytes));
+  }
+  void finish() {
+    if (fd >= 0 && escape) (void)sys::write_all(fd, escape->finish());
+  }
+};
+
 // Reads what is available; returns false at EOF.
-bool pump(int fd, CapturedStream& stream, uint64_t cap, int echo) {
+bool pump(int fd, CapturedStream& stream, uint64_t cap, Echo& echo) {
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -35,7 +55,7 @@ bool pump(int fd, CapturedStream& stream, uint64_t cap, int echo) {
     if (keep < static_cast<size_t>(n)) stream.truncated = true;
     if (keep > 0) {
       stream.text.append(buf, keep);
-      if (echo >= 0) (void)sys::write_all(echo, std::string_view(buf, keep));
+      echo.write(std::string_view(buf, keep));
     }
     if (static_cast<size_t>(n) < sizeof(buf)) return true;
   }
@@ -55,6 +75,7 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
   itimerspec every{{0, kTickMs * 1'000'000}, {0, kTickMs * 1'000'000}};
   if (::timerfd_settime(tick.get(), 0, &every, nullptr) < 0) return fail_errno("arm a timer");
 
+  Echo echo_out(opt.echo_stdout), echo_err(opt.echo_stderr);
   bool sync_open = true;    // messages from init until it closes the socket
   bool init_done = false;   // init has exited (its pidfd is readable)
   bool ending = false;      // airlock is ending the job
@@ -77,9 +98,9 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       if (errno == EINTR) continue;
       return fail_errno("poll the job");
     }
-    if (fds[0].revents && !pump(stdout_r.get(), result.out, opt.stream_cap, opt.echo_stdout))
+    if (fds[0].revents && !pump(stdout_r.get(), result.out, opt.stream_cap, echo_out))
       stdout_r.reset();
-    if (fds[1].revents && !pump(stderr_r.get(), result.err, opt.stream_cap, opt.echo_stderr))
+    if (fds[1].revents && !pump(stderr_r.get(), result.err, opt.stream_cap, echo_err))
       stderr_r.reset();
     if (fds[2].revents) {
       auto msg = process.read_message();
@@ -123,6 +144,8 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       if (auto st = end_job(); !st) return std::unexpected(st.error());
     }
   }
+  echo_out.finish();
+  echo_err.finish();
   if (result.wall_ms == 0) result.wall_ms = ms_since(start);
   return result;
 }

@@ -18,7 +18,7 @@ struct SuperviseOptions {
   uint64_t timeout_ms = 0;
   uint64_t cpu_time_ms = 0;  // 0: not enforced here
   uint64_t stream_cap = 1 << 20;
-  int echo_stdout = -1;  // fd to copy the program's stdout to live, or -1
+  int echo_stdout = -1;  // fd to copy the program's stdout to live, or -1 (escaped if a terminal)
   int echo_stderr = -1;
   int cancel_fd = -1;    // readable (e.g. a signalfd) when the job must be cancelled, or -1
 };

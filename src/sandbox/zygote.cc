@@ -6,10 +6,12 @@
 #include <spawn.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,8 +28,24 @@ constexpr size_t kMaxRequest = 1 << 20;
 
 const EmbeddedPython* g_python = nullptr;  // for the payload, which is a plain function
 
+// A fork keeps the zygote's stack canary, so every preloaded job would share
+// it (and could tell it to another). Each job draws its own. Safe only here:
+// no function entered before this point ever returns (the payload ends with
+// _exit), so no frame checks the old value on its way out. glibc's form is
+// kept (a zero low byte stops string overflows). x86-64 keeps the canary at
+// %fs:0x28; on other architectures it stays the zygote's.
+void fresh_stack_canary() {
+#if defined(__x86_64__)
+  uint64_t canary = 0;
+  if (::getrandom(&canary, sizeof(canary), 0) != sizeof(canary)) ::_exit(125);
+  canary &= ~uint64_t{0xff};
+  asm volatile("movq %0, %%fs:0x28" : : "r"(canary) : "memory");
+#endif
+}
+
 // The payload of a preloaded sandbox: init's fork, contained, about to be the job.
 void run_preloaded_payload(const CommandView& command) {
+  fresh_stack_canary();
   ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);  // like any exec'd program: its own /proc is its own
   g_python->after_fork_child();
   g_python->run(runner_call(command.argv, command.env));  // SystemExit ends the process

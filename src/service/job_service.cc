@@ -361,8 +361,10 @@ ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c,
   if (rec && *rec) {
     auto j = json::parse((*rec)->json, nullptr, false);
     if (!j.is_discarded()) {
-      buffer->append(false, j.value("/stdout/text"_json_pointer, std::string()));
-      buffer->append(true, j.value("/stderr/text"_json_pointer, std::string()));
+      for (bool is_stderr : {false, true}) {
+        const char* key = is_stderr ? "stderr" : "stdout";
+        if (auto bytes = j.contains(key) ? jobs::stream_bytes(j[key]) : std::nullopt) buffer->append(is_stderr, *bytes);
+      }
     }
   }
   buffer->finish();

@@ -119,6 +119,10 @@ class Collector {
       refuse(rel, std::string("cannot stat: ") + std::strerror(errno));
       return std::nullopt;
     }
+    if (auto why = reserved_problem(rel, S_ISDIR(st.st_mode))) {
+      refuse(rel, *why);
+      return std::nullopt;
+    }
     if (S_ISDIR(st.st_mode)) return enter_directory(parent, name, st);
     if (S_ISREG(st.st_mode)) {
       if (auto done = collect_file(parent, name, st); !done) return std::unexpected(done.error());
@@ -186,6 +190,20 @@ class Collector {
       return {};
     }
     return copy_out(parent, name, file->get());
+  }
+
+  // Why `rel` may not be an output: it is the record's path or a temporary
+  // name it is written through (sys::write_file_atomic: PATH.tmp.PID), or a
+  // file where the record's directory must be. (Nothing beneath the record's
+  // path is reached: the entry itself is refused first.)
+  std::optional<std::string> reserved_problem(const std::string& rel, bool is_dir) const {
+    for (const auto& r : policy_.reserved) {
+      if (rel == r || rel.starts_with(r + ".tmp."))
+        return "collides with the path of the job record (" + r + ")";
+      if (!is_dir && r.starts_with(rel + "/"))
+        return "stands where the job record's directory must be (" + r + ")";
+    }
+    return std::nullopt;
   }
 
   // Why a regular file cannot be taken, judged from its metadata alone.

@@ -25,6 +25,9 @@ struct OutputPolicy {
   size_t max_count = 100;  // entries of any kind, directories included
   size_t max_depth = 8;    // directory levels below /output (one fd pair held per level)
   TypeSet allowed = default_output_types();
+  // Paths (relative to /output) that no output may take or stand in the way
+  // of: where the job's record will be written inside --output-dir.
+  std::vector<std::string> reserved;
 };
 
 struct ManifestEntry {

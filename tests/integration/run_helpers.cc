@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +40,43 @@ nlohmann::json Ran::record() const {
   auto j = nlohmann::json::parse(out, nullptr, false);
   if (j.is_discarded()) throw std::runtime_error("stdout is not a record: " + out.substr(0, 500) + "\nstderr: " + err);
   return j;
+}
+
+OnTerminal run_on_terminal(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  int master = -1, slave = -1;
+  if (::openpty(&master, &slave, nullptr, nullptr, nullptr) < 0) throw std::runtime_error("openpty");
+  termios raw{};
+  ::tcgetattr(slave, &raw);
+  raw.c_oflag &= ~static_cast<tcflag_t>(OPOST);  // what the program wrote, byte for byte
+  ::tcsetattr(slave, TCSANOW, &raw);
+  std::vector<std::string> argv = args, envv = env;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    ::dup2(slave, 1);
+    ::dup2(slave, 2);
+    ::close(master);
+    ::close(slave);
+    auto cargs = c_args(argv);
+    if (envv.empty()) ::execv(cargs[0], cargs.data());
+    else ::execve(cargs[0], cargs.data(), c_args(envv).data());
+    ::_exit(127);
+  }
+  ::close(slave);
+  OnTerminal r;
+  char buf[65536];
+  for (;;) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 60'000) <= 0) break;
+    ssize_t n = ::read(master, buf, sizeof(buf));
+    if (n <= 0) break;  // EIO once every writer has closed the terminal
+    r.seen.append(buf, static_cast<size_t>(n));
+  }
+  ::close(master);
+  int ws = 0;
+  ::waitpid(pid, &ws, 0);
+  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+  return r;
 }
 
 Ran run_airlock(const std::vector<std::string>& args) {

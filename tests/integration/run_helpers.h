@@ -19,6 +19,16 @@ struct Ran {
 // Runs `airlock ARGS...` to completion, capturing stdout and stderr.
 Ran run_airlock(const std::vector<std::string>& args);
 
+struct OnTerminal {
+  int status = -1;   // exit status, or 128+signal
+  std::string seen;  // everything that reached the terminal, byte for byte (no output processing)
+};
+
+// Runs ARGV (argv[0] a path) with stdout and stderr on a pseudo-terminal, as
+// an operator would, with `env` as its environment (empty: this process's),
+// and reads all that reaches the terminal.
+OnTerminal run_on_terminal(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+
 // `airlock ARGS...` started in the background with stdout/stderr to files
 // under `dir`. If the test ends before wait() (an assertion failed), the
 // destructor kills it and sweeps `state_dir`, so nothing outlives the test.

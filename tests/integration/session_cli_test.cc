@@ -204,6 +204,32 @@ TEST_F(SessionCli, AWholeSessionFromTheCommandLine) {
   EXPECT_NE(late.err.find("(closed)"), std::string::npos) << late.err;
 }
 
+// A call's live output, its value and the names `files ls` shows reach the
+// user's terminal inert: no ESC or C1 byte, the escaped forms instead.
+TEST_F(SessionCli, WhatACallPrintsIsInertOnATerminal) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  std::vector<std::string> exec = {AIRLOCK_BINARY, "session", "exec", sid, "--shell", "--",
+                                   "printf '\\033]52;c;eA==\\007live\\n'; printf '\\302\\2332J\\n' >&2; "
+                                   "mkdir -p d; touch \"d/$(printf 'x\\033[2Jy')\""};
+  OnTerminal shell = run_on_terminal(exec, env());
+  EXPECT_EQ(shell.status, 0) << shell.seen;
+  // The error of a call quotes the exception's message as it is.
+  OnTerminal value = run_on_terminal(
+      {AIRLOCK_BINARY, "session", "exec", sid, "raise ValueError('\\x1b]0;owned\\x07' + 'v')"}, env());
+  EXPECT_NE(value.status, 0) << value.seen;
+  OnTerminal ls = run_on_terminal({AIRLOCK_BINARY, "session", "files", "ls", sid, "d"}, env());
+  EXPECT_EQ(ls.status, 0) << ls.seen;
+  for (const OnTerminal* t : {&shell, &value, &ls}) {
+    EXPECT_EQ(t->seen.find('\x1b'), std::string::npos) << "an ESC byte reached the terminal: " << t->seen;
+    EXPECT_EQ(t->seen.find("\xc2\x9b"), std::string::npos) << t->seen;
+  }
+  EXPECT_NE(shell.seen.find("\\x1b]52;c;eA==\\x07live\n"), std::string::npos) << shell.seen;
+  EXPECT_NE(shell.seen.find("\\u009b2J\n"), std::string::npos) << shell.seen;
+  EXPECT_NE(value.seen.find("ValueError: \\x1b]0;owned\\x07v"), std::string::npos) << value.seen;
+  EXPECT_NE(ls.seen.find("x\\x1b[2Jy"), std::string::npos) << ls.seen;
+}
+
 TEST_F(SessionCli, ExitStatusesOfCallsThatFailTimeOutOrAreInterrupted) {
   std::string sid = create();
   ASSERT_FALSE(sid.empty());

@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <set>
 #include <thread>
 
@@ -137,6 +139,54 @@ TEST(WarmPool, NothingOfOnePreloadedJobReachesTheNext) {
   EXPECT_NE(first_two(rand_a), first_two(rand_b)) << "numpy and random state repeated across jobs";
   // str hashes share the interpreter's seed: a known limit, documented in docs/security.md.
   EXPECT_EQ(rand_a.substr(rand_a.rfind(' ')), rand_b.substr(rand_b.rfind(' ')));
+}
+
+// What two preloaded jobs (forks of one interpreter) share, and what they no
+// longer do. Each job reads its own live stack canary (%fs:0x28: the thread
+// pointer is pthread_self() on x86-64 glibc), its pointer guard (%fs:0x30),
+// the AT_RANDOM bytes the kernel gave the zygote, where libpython is mapped,
+// and a str hash. The canary must differ between jobs and from the value
+// derived from AT_RANDOM; the rest still matches, as docs/security.md says.
+TEST(WarmPool, PreloadedJobsDrawTheirOwnStackCanary) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the canary is re-drawn on x86-64 only";
+#endif
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 2);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  const std::string code =
+      "import ctypes, struct\n"
+      "libc = ctypes.CDLL(None)\n"
+      "libc.pthread_self.restype = ctypes.c_void_p\n"
+      "libc.getauxval.restype = ctypes.c_void_p\n"
+      "libc.getauxval.argtypes = [ctypes.c_ulong]\n"
+      "tp = libc.pthread_self()\n"
+      "canary, guard = struct.unpack('<QQ', ctypes.string_at(tp + 0x28, 16))\n"
+      "at_random = ctypes.string_at(libc.getauxval(25), 16)\n"
+      "derived = struct.unpack('<Q', at_random[:8])[0] & ~0xff\n"
+      "lib = [l.split()[0] for l in open('/proc/self/maps') if 'libpython' in l][0]\n"
+      "print(hex(canary), canary == derived, canary & 0xff, hex(guard), at_random.hex(), lib, hash('airlock'))\n";
+  std::vector<std::vector<std::string>> seen;
+  for (int i = 0; i < 2; ++i) {
+    json rec = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", code});
+    ASSERT_EQ(start_of(rec), "preloaded") << rec.dump();
+    ASSERT_EQ(rec.value("outcome", ""), "succeeded") << rec.dump();
+    std::istringstream words(out_of(rec));
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    ASSERT_EQ(w.size(), 7u) << out_of(rec);
+    seen.push_back(w);
+  }
+  const auto& a = seen[0];
+  const auto& b = seen[1];
+  EXPECT_NE(a[0], b[0]) << "two preloaded jobs have the same stack canary";
+  EXPECT_EQ(a[1], "False") << "the canary is still the one derived from the zygote's AT_RANDOM";
+  EXPECT_EQ(b[1], "False");
+  EXPECT_EQ(a[2], "0");  // glibc's form: a zero low byte
+  // Still shared (docs/security.md, "What preloaded jobs share"):
+  EXPECT_EQ(a[3], b[3]) << "pointer guard";
+  EXPECT_EQ(a[4], b[4]) << "AT_RANDOM bytes";
+  EXPECT_EQ(a[5], b[5]) << "libpython's address";
+  EXPECT_EQ(a[6], b[6]) << "str hash seed";
 }
 
 TEST(WarmPool, NoPoolOrAnEmptyClassFallsBackToColdOrFailsWhenAskedForWarm) {

@@ -374,5 +374,66 @@ TEST_F(CollectTest, NonEmptyDestinationIsAnError) {
   EXPECT_EQ(c.error().err, EEXIST);
 }
 
+// --record inside --output-dir: a job must not take the record's path
+// (a directory there makes the record unwritable) nor stand in its way.
+TEST_F(CollectTest, OutputAtTheRecordsPathIsRefused) {
+  mkdir("record.json");
+  write("record.json/x.csv", "a\n");
+  OutputPolicy policy;
+  policy.reserved = {"record.json"};
+  Collection c = collect(policy);
+  expect_one_refusal(c, "record.json", "collides with the path of the job record (record.json)");
+  EXPECT_FALSE(copied("record.json"));
+
+  write("other.csv", "b\n");  // a file at the path itself is refused too; others are kept
+  ASSERT_EQ(::unlink((out_ + "/record.json/x.csv").c_str()), 0);
+  ASSERT_EQ(::rmdir((out_ + "/record.json").c_str()), 0);
+  write("record.json", "{\"outcome\": \"succeeded\"}");
+  ASSERT_EQ(::rmdir(dest_.c_str()), 0);
+  ASSERT_EQ(::mkdir(dest_.c_str(), 0700), 0);
+  c = collect(policy);
+  ASSERT_EQ(c.outputs.size(), 2u);
+  EXPECT_TRUE(c.outputs[0].accepted) << c.outputs[0].name;
+  EXPECT_EQ(c.outputs[1].name, "record.json");
+  EXPECT_FALSE(c.outputs[1].accepted);
+  EXPECT_FALSE(copied("record.json"));
+}
+
+// The record is written through PATH.tmp.PID: a directory at a guessed
+// temporary name would make the write fail just the same.
+TEST_F(CollectTest, OutputAtTheRecordsTemporaryNameIsRefused) {
+  mkdir("record.json.tmp.4242");
+  write("record.json.tmp.4242/x.csv", "a\n");
+  write("record.json.txt", "kept\n");
+  OutputPolicy policy;
+  policy.reserved = {"record.json"};
+  Collection c = collect(policy);
+  ASSERT_EQ(c.outputs.size(), 2u);
+  EXPECT_EQ(c.outputs[0].name, "record.json.tmp.4242");
+  EXPECT_FALSE(c.outputs[0].accepted);
+  EXPECT_EQ(c.outputs[0].reason, "collides with the path of the job record (record.json)");
+  EXPECT_EQ(c.outputs[1].name, "record.json.txt");
+  EXPECT_TRUE(c.outputs[1].accepted);
+}
+
+TEST_F(CollectTest, FileWhereTheRecordsDirectoryMustBeIsRefused) {
+  write("runs", "not a directory\n");
+  OutputPolicy policy;
+  policy.reserved = {"runs/1/record.json"};
+  Collection c = collect(policy);
+  expect_one_refusal(c, "runs", "stands where the job record's directory must be (runs/1/record.json)");
+}
+
+TEST_F(CollectTest, DirectoriesAboveTheRecordAreCollectedNormally) {
+  mkdir("runs");
+  write("runs/table.csv", "a,b\n");
+  OutputPolicy policy;
+  policy.reserved = {"runs/record.json"};
+  Collection c = collect(policy);
+  EXPECT_FALSE(c.any_rejected);
+  ASSERT_EQ(c.outputs.size(), 1u);
+  EXPECT_EQ(c.outputs[0].name, "runs/table.csv");
+}
+
 }  // namespace
 }  // namespace airlock::workspace

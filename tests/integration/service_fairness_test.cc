@@ -94,8 +94,9 @@ TEST(ServiceFairness, ASingleJobOfAnotherTenantStartsNextBehindALongQueue) {
   EXPECT_LE(a0["record"]["states"]["finished_at"].get<std::string>(), b_started);
   for (size_t i = 1; i < alpha_jobs.size(); ++i) {
     json a = get(http, svc.alpha, "/v1/jobs/" + alpha_jobs[i]);
-    if (!a["started_at"].is_null())
+    if (!a["started_at"].is_null()) {
       EXPECT_GT(a["started_at"].get<std::string>(), b_started) << "alpha's job " << i << " started before beta's";
+    }
   }
   cancel_all(http, svc.alpha, alpha_jobs);
 }
@@ -130,7 +131,7 @@ TEST(ServiceFairness, OneTenantAloneCannotMakeOthersGetTooManyRequests) {
   EXPECT_EQ(wait_for_state(http, svc.gamma, gamma_job, "finished")["outcome"], "succeeded");
 }
 
-// Before: the artifact of a 64 MiB sparse output took 64 MiB of the data disk.
+// Before: the artifact of a 32 MiB sparse output took 32 MiB of the data disk.
 TEST(ServiceStorage, ASparseOutputIsStoredSparse) {
   ServiceProcess svc;
   HttpClient http(svc.port());
@@ -138,12 +139,12 @@ TEST(ServiceStorage, ASparseOutputIsStoredSparse) {
                      {{"command",
                        {"python3", "-c",
                         "f = open('/output/sparse.jpg', 'wb'); f.write(b'\\xff\\xd8\\xff\\xe0' + b'x' * 8188); "
-                        "f.seek(64 << 20); f.write(b'\\xff\\xd9'); f.close()"}}});
+                        "f.seek(32 << 20); f.write(b'\\xff\\xd9'); f.close()"}}});
   ASSERT_EQ(job["outcome"], "succeeded") << job.dump(2);
   const json& out = job["record"]["outputs"][0];
   ASSERT_EQ(out["verdict"], "accepted") << out.dump();
   std::string logical = std::string("\xff\xd8\xff\xe0") + std::string(8188, 'x');
-  logical.resize(64 << 20, '\0');
+  logical.resize(32 << 20, '\0');
   logical += "\xff\xd9";
   EXPECT_EQ(out["size"], logical.size());
   EXPECT_EQ(out["sha256"], airlock::Sha256::of(logical));

@@ -131,6 +131,34 @@ TEST(ServiceFairness, OneTenantAloneCannotMakeOthersGetTooManyRequests) {
   EXPECT_EQ(wait_for_state(http, svc.gamma, gamma_job, "finished")["outcome"], "succeeded");
 }
 
+// Before: every queued job of a killed service ended sandbox_error "service
+// restarted". Now those that never started run after the restart, fairly.
+TEST(ServiceFairness, QueuedJobsRunAfterARestartInTheFairOrder) {
+  ServiceProcess svc({"--max-running", "1"});
+  std::string running, a1, a2, b1;
+  {
+    HttpClient http(svc.port());
+    running = post_job(http, svc.alpha, {{"command", {"sleep", "30"}}});
+    ASSERT_EQ(wait_for_state(http, svc.alpha, running, "running")["state"], "running");
+    a1 = post_job(http, svc.alpha, {{"command", {"true"}}});
+    a2 = post_job(http, svc.alpha, {{"command", {"true"}}});
+    b1 = post_job(http, svc.beta, {{"command", {"true"}}});
+    ASSERT_FALSE(a1.empty() || a2.empty() || b1.empty());
+  }
+  svc.kill_hard();
+  svc.start();
+  HttpClient http(svc.port());
+  json lost = wait_for_state(http, svc.alpha, running, "finished");
+  EXPECT_EQ(lost["record"]["reason"], "service restarted");
+  json ja1 = wait_for_state(http, svc.alpha, a1, "finished");
+  json ja2 = wait_for_state(http, svc.alpha, a2, "finished");
+  json jb1 = wait_for_state(http, svc.beta, b1, "finished");
+  for (const json* j : {&ja1, &ja2, &jb1}) EXPECT_EQ((*j)["outcome"], "succeeded") << j->dump();
+  const std::string s_a1 = ja1["started_at"], s_a2 = ja2["started_at"], s_b1 = jb1["started_at"];
+  EXPECT_LT(s_a1, s_b1);
+  EXPECT_LT(s_b1, s_a2) << "beta's job waited behind both of alpha's";
+}
+
 // Before: the artifact of a 32 MiB sparse output took 32 MiB of the data disk.
 TEST(ServiceStorage, ASparseOutputIsStoredSparse) {
   ServiceProcess svc;

@@ -9,8 +9,8 @@ namespace airlock::service {
 std::optional<std::string> JobQueue::admit(const QueuedJob& job, size_t tenant_max_queued) {
   const size_t mine = queued_of(job.tenant_id);
   if (mine >= tenant_max_queued)
-    return "this tenant already has " + std::to_string(mine) + " queued jobs, its cap (tenant_max_queued " +
-           std::to_string(tenant_max_queued) + ")";
+    return "this tenant already has " + std::to_string(mine) +
+           " queued jobs, its cap (tenant_max_queued " + std::to_string(tenant_max_queued) + ")";
   if (mine > 0 && queued_total_ >= max_queued_)
     return "the service's queue is full (" + std::to_string(max_queued_) + " jobs)";
   push(job);
@@ -24,7 +24,8 @@ void JobQueue::push(const QueuedJob& job) {
   ++queued_total_;
 }
 
-std::optional<QueuedJob> JobQueue::take(const std::function<TenantShare(const std::string&)>& share) {
+std::optional<QueuedJob> JobQueue::take(
+    const std::function<TenantShare(const std::string&)>& share) {
   if (running_total_ >= max_running_) return std::nullopt;
   auto best = tenants_.end();
   uint64_t best_pass = 0;
@@ -73,7 +74,8 @@ void JobQueue::forget_if_idle(std::map<std::string, Tenant>::iterator it) {
 bool JobQueue::remove(const std::string& job_id) {
   for (auto it = tenants_.begin(); it != tenants_.end(); ++it) {
     auto& jobs = it->second.jobs;
-    auto j = std::find_if(jobs.begin(), jobs.end(), [&](const QueuedJob& q) { return q.job_id == job_id; });
+    auto j = std::find_if(jobs.begin(), jobs.end(),
+                          [&](const QueuedJob& q) { return q.job_id == job_id; });
     if (j == jobs.end()) continue;
     jobs.erase(j);
     --queued_total_;
@@ -85,7 +87,8 @@ bool JobQueue::remove(const std::string& job_id) {
 
 bool JobQueue::contains(const std::string& job_id) const {
   for (const auto& [tenant, t] : tenants_)
-    if (std::any_of(t.jobs.begin(), t.jobs.end(), [&](const QueuedJob& q) { return q.job_id == job_id; }))
+    if (std::any_of(t.jobs.begin(), t.jobs.end(),
+                    [&](const QueuedJob& q) { return q.job_id == job_id; }))
       return true;
   return false;
 }

@@ -32,14 +32,16 @@ struct QueuedJob {
 // What take() asks of a tenant when it considers its jobs.
 struct TenantShare {
   size_t max_running = 1;
-  unsigned weight = 1;  // 1 to kMaxWeight (0 counts as 1); a tenant of weight 2 starts twice as many jobs as one of weight 1
+  unsigned weight = 1;  // 1 to kMaxWeight (0 counts as 1); a tenant of weight 2 starts twice as
+                        // many jobs as one of weight 1
 };
 
 class JobQueue {
  public:
   static constexpr unsigned kMaxWeight = 100;
 
-  JobQueue(size_t max_running, size_t max_queued) : max_running_(max_running), max_queued_(max_queued) {}
+  JobQueue(size_t max_running, size_t max_queued)
+      : max_running_(max_running), max_queued_(max_queued) {}
 
   // nullopt: queued. Otherwise why not (the caller answers 429): the tenant
   // has `tenant_max_queued` queued already (checked first, and the reason
@@ -55,7 +57,7 @@ class JobQueue {
   // a slot is free; it counts as running from now on.
   std::optional<QueuedJob> take(const std::function<TenantShare(const std::string& tenant)>& share);
   void finished(const std::string& tenant_id);  // a job taken earlier ended
-  bool remove(const std::string& job_id);        // cancelled while queued
+  bool remove(const std::string& job_id);       // cancelled while queued
   bool contains(const std::string& job_id) const;
 
   size_t queued() const { return queued_total_; }

@@ -17,7 +17,7 @@ constexpr size_t kBlock = 65536;
 const char kZeros[kBlock] = {};
 
 bool is_regular(int fd) {
-  struct stat st{};
+  struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -38,7 +38,7 @@ Result<std::optional<Extent>> next_data(int fd, uint64_t pos) {
   if (start < 0) {
     if (errno == ENXIO) return std::nullopt;
     if (errno != EINVAL && errno != EOPNOTSUPP) return fail_errno("lseek SEEK_DATA");
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) < 0) return fail_errno("fstat");
     if (static_cast<uint64_t>(st.st_size) <= pos) return std::nullopt;
     return Extent{pos, static_cast<uint64_t>(st.st_size)};
@@ -128,7 +128,8 @@ class HashingCopy {
  private:
   void keep_bytes(std::string_view chunk) {
     if (copied_.content.size() >= keep_) return;
-    copied_.content.append(chunk.substr(0, static_cast<size_t>(std::min<uint64_t>(chunk.size(), keep_ - copied_.content.size()))));
+    copied_.content.append(chunk.substr(
+        0, static_cast<size_t>(std::min<uint64_t>(chunk.size(), keep_ - copied_.content.size()))));
   }
 
   Sink sink_;
@@ -183,7 +184,7 @@ Result<std::optional<Copied>> copy_regular(int in, uint64_t pos, HashingCopy& co
     }
     if (*extent && pos >= data_end) continue;
     // No more data: what is left up to the file's size is a trailing hole.
-    struct stat st{};
+    struct stat st {};
     if (::fstat(in, &st) < 0) return fail_errno("fstat");
     if (static_cast<uint64_t>(st.st_size) > pos) {
       auto ok = copy.zeros(static_cast<uint64_t>(st.st_size) - pos);
@@ -221,16 +222,20 @@ Status copy_keeping_holes(int in, int out, uint64_t size) {
       ssize_t n;
       if (!by_hand) {
         loff_t from = static_cast<loff_t>(pos), to = static_cast<loff_t>(pos);
-        n = ::copy_file_range(in, &from, out, &to, static_cast<size_t>(std::min<uint64_t>(end - pos, 1u << 30)), 0);
-        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)) {
+        n = ::copy_file_range(in, &from, out, &to,
+                              static_cast<size_t>(std::min<uint64_t>(end - pos, 1u << 30)), 0);
+        if (n < 0 &&
+            (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)) {
           by_hand = true;
           continue;
         }
       } else {
-        n = ::pread(in, buf, static_cast<size_t>(std::min<uint64_t>(end - pos, sizeof(buf))), static_cast<off_t>(pos));
+        n = ::pread(in, buf, static_cast<size_t>(std::min<uint64_t>(end - pos, sizeof(buf))),
+                    static_cast<off_t>(pos));
         if (n > 0) {
           for (ssize_t done = 0; done < n;) {
-            ssize_t w = ::pwrite(out, buf + done, static_cast<size_t>(n - done), static_cast<off_t>(pos) + done);
+            ssize_t w = ::pwrite(out, buf + done, static_cast<size_t>(n - done),
+                                 static_cast<off_t>(pos) + done);
             if (w < 0) {
               if (errno == EINTR) continue;
               return fail_errno("write");
@@ -243,14 +248,17 @@ Status copy_keeping_holes(int in, int out, uint64_t size) {
         if (errno == EINTR) continue;
         return fail_errno(by_hand ? "read" : "copy_file_range");
       }
-      if (n == 0) return fail("stored content ended after " + std::to_string(pos) + " of " + std::to_string(size) + " bytes");
+      if (n == 0)
+        return fail("stored content ended after " + std::to_string(pos) + " of " +
+                    std::to_string(size) + " bytes");
       pos += static_cast<uint64_t>(n);
     }
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(in, &st) < 0) return fail_errno("fstat");
   if (static_cast<uint64_t>(st.st_size) < size)
-    return fail("stored content ended after " + std::to_string(st.st_size) + " of " + std::to_string(size) + " bytes");
+    return fail("stored content ended after " + std::to_string(st.st_size) + " of " +
+                std::to_string(size) + " bytes");
   if (::ftruncate(out, static_cast<off_t>(size)) < 0) return fail_errno("ftruncate");
   return {};
 }

@@ -25,7 +25,8 @@ struct Copied {
 // and `content` cover every logical byte. The Error names the failing call
 // ("read", "write") with its errno; the caller adds the file. A caller that
 // does not look at the bytes keeps none (`keep` 0).
-Result<std::optional<Copied>> copy_hashing(int in, int out, uint64_t limit, uint64_t keep = UINT64_MAX);
+Result<std::optional<Copied>> copy_hashing(int in, int out, uint64_t limit,
+                                           uint64_t keep = UINT64_MAX);
 
 // Copies exactly `size` bytes from the start of the regular file `in` to the
 // start of the regular file `out`, keeping holes (copy_file_range per data

@@ -1,14 +1,13 @@
 // Issue 11 items 16 and 17 through a running airlock serve: tenants share the
 // queue fairly and none can fill it for the others; the store keeps holes,
 // removes what refused captures stored, and holds each tenant to its quota.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "base/sha256.h"
 #include "service_fixture.h"
@@ -23,8 +22,8 @@ json get(HttpClient& http, const TestKey& k, const std::string& target) {
   return r.status == 200 ? r.json() : json{{"http_status", r.status}};
 }
 
-json wait_for_state(HttpClient& http, const TestKey& k, const std::string& id, const std::string& state,
-                    int timeout_ms = 30000) {
+json wait_for_state(HttpClient& http, const TestKey& k, const std::string& id,
+                    const std::string& state, int timeout_ms = 30000) {
   json j;
   for (int waited = 0; waited < timeout_ms; waited += 20) {
     j = get(http, k, "/v1/jobs/" + id);
@@ -63,7 +62,8 @@ struct ConfigFile {
 std::pair<size_t, uint64_t> content_dir_usage(const std::string& data_dir) {
   size_t files = 0;
   uint64_t bytes = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(data_dir + "/artifacts/sha256"))
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(data_dir + "/artifacts/sha256"))
     if (e.is_regular_file()) {
       ++files;
       bytes += e.file_size();
@@ -95,7 +95,8 @@ TEST(ServiceFairness, ASingleJobOfAnotherTenantStartsNextBehindALongQueue) {
   for (size_t i = 1; i < alpha_jobs.size(); ++i) {
     json a = get(http, svc.alpha, "/v1/jobs/" + alpha_jobs[i]);
     if (!a["started_at"].is_null()) {
-      EXPECT_GT(a["started_at"].get<std::string>(), b_started) << "alpha's job " << i << " started before beta's";
+      EXPECT_GT(a["started_at"].get<std::string>(), b_started)
+          << "alpha's job " << i << " started before beta's";
     }
   }
   cancel_all(http, svc.alpha, alpha_jobs);
@@ -163,11 +164,12 @@ TEST(ServiceFairness, QueuedJobsRunAfterARestartInTheFairOrder) {
 TEST(ServiceStorage, ASparseOutputIsStoredSparse) {
   ServiceProcess svc;
   HttpClient http(svc.port());
-  json job = run_job(http, svc.alpha,
-                     {{"command",
-                       {"python3", "-c",
-                        "f = open('/output/sparse.jpg', 'wb'); f.write(b'\\xff\\xd8\\xff\\xe0' + b'x' * 8188); "
-                        "f.seek(32 << 20); f.write(b'\\xff\\xd9'); f.close()"}}});
+  json job = run_job(
+      http, svc.alpha,
+      {{"command",
+        {"python3", "-c",
+         "f = open('/output/sparse.jpg', 'wb'); f.write(b'\\xff\\xd8\\xff\\xe0' + b'x' * 8188); "
+         "f.seek(32 << 20); f.write(b'\\xff\\xd9'); f.close()"}}});
   ASSERT_EQ(job["outcome"], "succeeded") << job.dump(2);
   const json& out = job["record"]["outputs"][0];
   ASSERT_EQ(out["verdict"], "accepted") << out.dump();
@@ -178,12 +180,13 @@ TEST(ServiceStorage, ASparseOutputIsStoredSparse) {
   EXPECT_EQ(out["sha256"], airlock::Sha256::of(logical));
   std::string sha = out["sha256"];
   std::string stored = svc.data_dir() + "/artifacts/sha256/" + sha.substr(0, 2) + "/" + sha;
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(stored.c_str(), &st), 0);
   EXPECT_EQ(static_cast<uint64_t>(st.st_size), logical.size());
   EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, 1u << 20) << "the stored artifact is dense";
-  auto served = http.request("GET", "/v1/jobs/" + job["id"].get<std::string>() + "/outputs/sparse.jpg", "",
-                             svc.alpha.auth());
+  auto served =
+      http.request("GET", "/v1/jobs/" + job["id"].get<std::string>() + "/outputs/sparse.jpg", "",
+                   svc.alpha.auth());
   EXPECT_EQ(served.status, 200);
   EXPECT_EQ(airlock::Sha256::of(served.body), sha);
 }
@@ -197,14 +200,19 @@ class ServiceQuota : public ::testing::Test {
 
 // Before: alpha's 2 MiB output was stored whatever alpha kept already.
 TEST_F(ServiceQuota, ATenantOverItsQuotaIsRefusedWithTheReasonAnotherIsNot) {
-  json job_body = {{"command", {"sh", "-c", "head -c 2097152 /dev/zero | tr '\\0' a > /output/big.txt"}}};
+  json job_body = {
+      {"command", {"sh", "-c", "head -c 2097152 /dev/zero | tr '\\0' a > /output/big.txt"}}};
   json a = run_job(http, svc.alpha, job_body);
   EXPECT_EQ(a["outcome"], "output_rejected") << a.dump(2);
   const std::string reason = a["record"]["reason"];
-  EXPECT_NE(reason.find("storage quota: the tenant keeps 0 of its 1048576 bytes"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("storage quota: the tenant keeps 0 of its 1048576 bytes"),
+            std::string::npos)
+      << reason;
   EXPECT_EQ(a["record"]["outputs"][0]["verdict"], "rejected");
-  EXPECT_NE(a["record"]["outputs"][0]["reason"].get<std::string>().find("storage quota"), std::string::npos);
-  EXPECT_EQ(http.request("GET", "/v1/jobs/" + a["id"].get<std::string>() + "/outputs/big.txt", "", svc.alpha.auth())
+  EXPECT_NE(a["record"]["outputs"][0]["reason"].get<std::string>().find("storage quota"),
+            std::string::npos);
+  EXPECT_EQ(http.request("GET", "/v1/jobs/" + a["id"].get<std::string>() + "/outputs/big.txt", "",
+                         svc.alpha.auth())
                 .status,
             404);
   json b = run_job(http, svc.beta, job_body);
@@ -217,10 +225,14 @@ TEST_F(ServiceQuota, ATenantOverItsQuotaIsRefusedWithTheReasonAnotherIsNot) {
   EXPECT_EQ(ub["storage"]["artifacts_bytes"], 2 << 20);
   EXPECT_EQ(ub["storage"]["quota_bytes"], 10ull << 30);
   // An upload beyond the quota is refused too, naming it.
-  auto up = http.request("POST", "/v1/files?name=big.txt", std::string(1100000, 'u'), svc.alpha.auth());
+  auto up =
+      http.request("POST", "/v1/files?name=big.txt", std::string(1100000, 'u'), svc.alpha.auth());
   EXPECT_EQ(up.status, 413);
   EXPECT_NE(up.body.find("storage_quota"), std::string::npos) << up.body;
-  EXPECT_EQ(http.request("POST", "/v1/files?name=big.txt", std::string(1100000, 'u'), svc.beta.auth()).status, 201);
+  EXPECT_EQ(
+      http.request("POST", "/v1/files?name=big.txt", std::string(1100000, 'u'), svc.beta.auth())
+          .status,
+      201);
 }
 
 // Before: every refused capture left the files it had stored in the content directory.
@@ -229,8 +241,8 @@ TEST_F(ServiceQuota, RefusedCapturesLeaveTheContentDirectoryAsItWas) {
   ASSERT_EQ(s.status, 201) << s.body;
   std::string sid = s.json()["id"];
   auto exec = [&](const std::string& code) {
-    auto r = http.request("POST", "/v1/sessions/" + sid + "/execs", json{{"code", code}, {"wait_s", 60}}.dump(),
-                          svc.alpha.auth());
+    auto r = http.request("POST", "/v1/sessions/" + sid + "/execs",
+                          json{{"code", code}, {"wait_s", 60}}.dump(), svc.alpha.auth());
     EXPECT_EQ(r.status, 201) << r.body;
     return r.status == 201 ? r.json() : json();
   };
@@ -244,13 +256,15 @@ TEST_F(ServiceQuota, RefusedCapturesLeaveTheContentDirectoryAsItWas) {
   EXPECT_NE(refused.body.find("(limit)"), std::string::npos) << refused.body;
   EXPECT_EQ(content_dir_usage(svc.data_dir()), before);
   // Within snapshot_max_mb but over alpha's 1 MiB quota (an upload keeps 500 kB of it).
-  auto up = http.request("POST", "/v1/files?name=keep.txt", std::string(500000, 'k'), svc.alpha.auth());
+  auto up =
+      http.request("POST", "/v1/files?name=keep.txt", std::string(500000, 'k'), svc.alpha.auth());
   ASSERT_EQ(up.status, 201) << up.body;
   ASSERT_EQ(exec("import os\nos.remove('b.bin')")["status"], "ok");
   for (int i = 0; i < 3; ++i) {
     refused = http.request("POST", "/v1/sessions/" + sid + "/snapshots", "", svc.alpha.auth());
     EXPECT_EQ(refused.status, 422);
-    EXPECT_NE(refused.body.find("storage quota: the tenant keeps 500000 of its 1048576 bytes"), std::string::npos)
+    EXPECT_NE(refused.body.find("storage quota: the tenant keeps 500000 of its 1048576 bytes"),
+              std::string::npos)
         << refused.body;
     EXPECT_EQ(content_dir_usage(svc.data_dir()), before);
   }

@@ -3,13 +3,12 @@
 #include "workspace/copy_hashing.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "base/sha256.h"
 #include "base/unique_fd.h"
@@ -21,8 +20,9 @@ namespace {
 
 using store::testing::TempDir;
 
-constexpr uint64_t kLogical = 64ull << 20;  // 64 MiB (the issue saw 300 MB; the size does not matter)
-constexpr uint64_t kSmall = 1ull << 20;      // "small": what a dense copy exceeds 64 times
+constexpr uint64_t kLogical = 64ull
+                              << 20;     // 64 MiB (the issue saw 300 MB; the size does not matter)
+constexpr uint64_t kSmall = 1ull << 20;  // "small": what a dense copy exceeds 64 times
 
 // A 64 MiB file holding 4 KiB of data at its start and 4 KiB in its middle; holes elsewhere.
 std::string make_sparse(const std::string& path) {
@@ -40,18 +40,19 @@ std::string logical_sha256(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   Sha256 h;
   std::string buf(1 << 20, '\0');
-  for (ssize_t n; (n = ::read(fd.get(), buf.data(), buf.size())) > 0;) h.update(std::string_view(buf.data(), n));
+  for (ssize_t n; (n = ::read(fd.get(), buf.data(), buf.size())) > 0;)
+    h.update(std::string_view(buf.data(), n));
   return h.hex_digest();
 }
 
 uint64_t allocated(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   EXPECT_EQ(::stat(path.c_str(), &st), 0);
   return static_cast<uint64_t>(st.st_blocks) * 512;
 }
 
 uint64_t size_of(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   EXPECT_EQ(::stat(path.c_str(), &st), 0);
   return static_cast<uint64_t>(st.st_size);
 }
@@ -99,7 +100,8 @@ TEST(CopyHashing, ZerosFromAPipeBecomeHolesToo) {
     r.reset();
     std::string block(65536, '\0');
     for (uint64_t done = 0; done < total; done += block.size())
-      if (::write(w.get(), block.data(), block.size()) != static_cast<ssize_t>(block.size())) _exit(1);
+      if (::write(w.get(), block.data(), block.size()) != static_cast<ssize_t>(block.size()))
+        _exit(1);
     _exit(0);
   }
   w.reset();
@@ -138,7 +140,8 @@ TEST(CopyHashing, StoredContentsAndRestoredCopiesKeepHoles) {
   EXPECT_EQ(logical_sha256(restored), stored->sha256);
   // A stored content shorter than the manifest says is an error, not zeros.
   auto again = cas.open(stored->sha256);
-  UniqueFd longer(::open((tmp.path() + "/longer").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  UniqueFd longer(
+      ::open((tmp.path() + "/longer").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   auto st = copy_keeping_holes(again->get(), longer.get(), kLogical + 1);
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().what.find("ended after"), std::string::npos) << st.error().what;

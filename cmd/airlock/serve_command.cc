@@ -25,7 +25,7 @@ namespace {
 const char* const kServeUsage =
     "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--state-dir DIR]\n"
     "                     [--max-running N] [--max-queued N] [--retention-days N]\n"
-    "                     [--warm N] [--preloaded N]\n"
+    "                     [--tenant-max-queued N] [--tenant-storage-mb N] [--warm N] [--preloaded N]\n"
     "  Serves the job and session API (docs/openapi.json, docs/sessions.md) until SIGINT or\n"
     "  SIGTERM; open sessions are closed then. Defaults: 127.0.0.1:8470,\n"
     "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n"

@@ -1,5 +1,6 @@
 #include "service/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -71,7 +72,54 @@ Status parse_egress_caps(const toml::value& value, ServiceConfig& c) {
   return {};
 }
 
+// [tenants.analytics]
+// weight = 3
+// max_queued = 20
+// storage_mb = 2048
+Status parse_tenants(const toml::value& value, ServiceConfig& c) {
+  if (!value.is_table()) return fail("configuration: tenants must be a table of tenant names");
+  for (const auto& [tenant, table] : value.as_table()) {
+    std::string at = "configuration: tenants." + tenant;
+    if (!table.is_table()) return fail(at + " must be a table");
+    TenantSettings t;
+    for (const auto& [key, v] : table.as_table()) {
+      if (!v.is_integer() || v.as_integer() < 0) return fail(at + "." + key + " must be a whole number");
+      auto n = static_cast<uint64_t>(v.as_integer());
+      if (key == "weight") {
+        if (n < 1 || n > 100) return fail(at + ".weight is from 1 to 100");
+        t.weight = static_cast<unsigned>(n);
+      } else if (key == "max_queued") {
+        t.max_queued = n;
+      } else if (key == "storage_mb") {
+        if (n > (1ull << 40)) return fail(at + ".storage_mb is too large");
+        t.storage_bytes = n << 20;
+      } else {
+        return fail(at + ": unknown key '" + key + "' (weight, max_queued, storage_mb)");
+      }
+    }
+    c.tenants[tenant] = t;
+  }
+  return {};
+}
+
 }  // namespace
+
+size_t tenant_max_queued(const ServiceConfig& c, const std::string& name) {
+  if (auto it = c.tenants.find(name); it != c.tenants.end() && it->second.max_queued) return *it->second.max_queued;
+  if (c.tenant_max_queued > 0) return c.tenant_max_queued;
+  return std::max<size_t>(1, c.max_queued / 4);
+}
+
+uint64_t tenant_storage_bytes(const ServiceConfig& c, const std::string& name) {
+  if (auto it = c.tenants.find(name); it != c.tenants.end() && it->second.storage_bytes)
+    return *it->second.storage_bytes;
+  return c.tenant_storage_bytes;
+}
+
+unsigned tenant_weight(const ServiceConfig& c, const std::string& name) {
+  auto it = c.tenants.find(name);
+  return it == c.tenants.end() ? 1 : it->second.weight;
+}
 
 Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   toml::value root;
@@ -87,7 +135,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
       "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
       "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
-      "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s"};
+      "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
+      "tenants"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -109,6 +158,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.egress_ca = toml::get<std::string>(value);
       } else if (key == "egress_caps") {
         if (auto st = parse_egress_caps(value, c); !st) return std::unexpected(st.error());
+      } else if (key == "tenants") {
+        if (auto st = parse_tenants(value, c); !st) return std::unexpected(st.error());
       } else {
         auto n = toml::get<int64_t>(value);
         if (n < 0) return fail("configuration: " + key + " must not be negative");
@@ -116,6 +167,11 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         if (key == "http_threads") c.http_threads = static_cast<int>(std::max<uint64_t>(1, u));
         else if (key == "max_running") c.max_running = u;
         else if (key == "max_queued") c.max_queued = u;
+        else if (key == "tenant_max_queued") c.tenant_max_queued = u;
+        else if (key == "tenant_storage_mb") {
+          if (u > (1ull << 40)) return fail("configuration: tenant_storage_mb is too large");
+          c.tenant_storage_bytes = u << 20;
+        }
         else if (key == "max_upload_mb") c.max_upload_bytes = u << 20;
         else if (key == "log_buffer_kb") c.log_buffer_bytes = u << 10;
         else if (key == "retention_days") c.retention_days = u;
@@ -175,12 +231,15 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
     } else if (a == "--state-dir") {
       c.state_dir = v;
     } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days" || a == "--warm" ||
-               a == "--preloaded") {
+               a == "--preloaded" || a == "--tenant-max-queued" || a == "--tenant-storage-mb") {
       auto n = positive(a, v);
       if (!n) return std::unexpected(n.error());
       if ((a == "--warm" || a == "--preloaded") && *n > 64) return fail(a + " is at most 64");
+      if (a == "--tenant-storage-mb" && *n > (1ull << 40)) return fail(a + " is too large");
       if (a == "--max-running") c.max_running = *n;
       else if (a == "--max-queued") c.max_queued = *n;
+      else if (a == "--tenant-max-queued") c.tenant_max_queued = *n;
+      else if (a == "--tenant-storage-mb") c.tenant_storage_bytes = *n << 20;
       else if (a == "--warm") c.warm_pool = *n;
       else if (a == "--preloaded") c.preloaded_pool = *n;
       else c.retention_days = *n;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,14 @@
 #include "egress/policy.h"
 
 namespace airlock::service {
+
+// [tenants.NAME] in the configuration: what one tenant (by name) gets beyond
+// the defaults below.
+struct TenantSettings {
+  unsigned weight = 1;                        // share of job starts when tenants compete (1-100)
+  std::optional<size_t> max_queued;           // over tenant_max_queued
+  std::optional<uint64_t> storage_bytes;      // over tenant_storage_bytes
+};
 
 struct ServiceConfig {
   std::string listen_address = "127.0.0.1";
@@ -25,6 +34,12 @@ struct ServiceConfig {
   int http_threads = 2;
   size_t max_running = 0;  // 0: the number of cores
   size_t max_queued = 64;
+  // Queued jobs of one tenant at most (and never more than the tenant's own
+  // stored limit). 0: a quarter of max_queued, at least 1.
+  size_t tenant_max_queued = 0;
+  // Bytes the store keeps for one tenant: artifacts, snapshots and uploads.
+  uint64_t tenant_storage_bytes = 10ull << 30;
+  std::map<std::string, TenantSettings> tenants;  // by tenant name
   uint64_t max_upload_bytes = 64ull << 20;
   uint64_t log_buffer_bytes = 1ull << 20;  // live output kept per job for SSE replay
   uint64_t retention_days = 30;            // records and artifacts older than this are removed
@@ -50,10 +65,16 @@ struct ServiceConfig {
   std::map<std::string, std::vector<egress::Rule>> egress_caps;
 };
 
+// The effective per-tenant values for the tenant called `name`.
+size_t tenant_max_queued(const ServiceConfig& c, const std::string& name);
+uint64_t tenant_storage_bytes(const ServiceConfig& c, const std::string& name);
+unsigned tenant_weight(const ServiceConfig& c, const std::string& name);
+
 // Reads `path` (TOML). Unknown keys are an error, so a typo is not silently ignored.
 Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base = {});
 Result<ServiceConfig> parse_config(const std::string& toml_text, ServiceConfig base = {});
 // "--listen 127.0.0.1:0", "--data-dir D", "--state-dir D", "--max-running N", "--max-queued N",
+// "--tenant-max-queued N", "--tenant-storage-mb N",
 // "--warm N", "--preloaded N", "--config FILE" (read first, whatever its position).
 Result<ServiceConfig> config_from_args(const std::vector<std::string>& args);
 

@@ -104,6 +104,18 @@ Status JobService::start() {
   auto left = store_.unfinished_jobs();
   if (!left) return std::unexpected(left.error());
   for (const auto& row : *left) {
+    if (row.state == store::JobState::kQueued) {
+      // It never started: it queues again, in the order it was created
+      // (unfinished_jobs() is oldest first) and is scheduled as fairly as
+      // before; restore() skips the caps it was admitted under.
+      auto tenant = store_.tenant(row.tenant_id);
+      if (tenant && *tenant) {
+        std::lock_guard lock(mu_);
+        remember_share(**tenant);
+        queue_.restore({row.id, row.tenant_id});
+        continue;
+      }
+    }
     finish_without_running(row, "sandbox_error", "service restarted");
     (void)sys::remove_tree(work_dir(config_, row.id));
   }
@@ -147,6 +159,13 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
   // The same policy airlock run admits inputs under.
   auto checked = check_upload(name, spooled, size, workspace::InputPolicy{});
   if (!checked) return std::unexpected(checked.error());
+  const uint64_t quota = tenant_storage_bytes(config_, c.tenant.name);
+  auto used = store_.storage_usage(c.tenant.id);
+  if (!used) return internal(used.error().message());
+  if (checked->size > quota || used->total() > quota - checked->size)
+    return api_error(413, "storage_quota", "file \"" + name + "\": " + std::to_string(checked->size) +
+                                               " bytes; the tenant keeps " + std::to_string(used->total()) +
+                                               " of its " + std::to_string(quota) + " bytes (tenant_storage_mb)");
   store::FileRow row;
   row.id = jobs::new_job_id();
   row.tenant_id = c.tenant.id;
@@ -200,9 +219,10 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   row.created_at = jobs::now_rfc3339();
   // Capacity first, so a refused request leaves nothing behind.
   QueuedJob q{row.id, c.tenant.id};
-  if (auto why = queue_.admit(q, static_cast<size_t>(c.tenant.limits.max_queued)))
-    return api_error(429, "overloaded", *why);
-  tenant_running_limit_[c.tenant.id] = static_cast<size_t>(std::max(1, c.tenant.limits.max_running));
+  const size_t tenant_cap =
+      std::min(static_cast<size_t>(std::max(0, c.tenant.limits.max_queued)), tenant_max_queued(config_, c.tenant.name));
+  if (auto why = queue_.admit(q, tenant_cap)) return api_error(429, "overloaded", "tenant " + c.tenant.name + ": " + *why);
+  remember_share(c.tenant);
   auto created = store_.create_job(row);
   if (!created) {
     queue_.remove(row.id);
@@ -336,8 +356,14 @@ ApiResult<json> JobService::usage(const Caller& c, const std::string& from, cons
   if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
   auto u = store_.usage(c.tenant.id, from, to);
   if (!u) return internal(u.error().message());
+  auto kept = store_.storage_usage(c.tenant.id);
+  if (!kept) return internal(kept.error().message());
+  json storage = {{"artifacts_bytes", kept->artifacts}, {"snapshots_bytes", kept->snapshots},
+                  {"uploads_bytes", kept->uploads},     {"total_bytes", kept->total()},
+                  {"quota_bytes", tenant_storage_bytes(config_, c.tenant.name)}};
   return json{{"tenant", c.tenant.id}, {"from", from}, {"to", to}, {"jobs", u->jobs}, {"cpu_ms", u->cpu_ms},
-              {"wall_ms", u->wall_ms}, {"peak_memory_bytes", u->peak_memory_bytes}, {"by_outcome", u->by_outcome}};
+              {"wall_ms", u->wall_ms}, {"peak_memory_bytes", u->peak_memory_bytes}, {"by_outcome", u->by_outcome},
+              {"storage", storage}};
 }
 
 ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c, const std::string& id) {
@@ -394,9 +420,14 @@ PolicyCaps JobService::caps_for(const store::Tenant& tenant) const {
   return caps;
 }
 
-size_t JobService::tenant_max_running(const std::string& tenant_id) {
-  auto it = tenant_running_limit_.find(tenant_id);
-  return it == tenant_running_limit_.end() ? 1 : it->second;
+void JobService::remember_share(const store::Tenant& tenant) {
+  tenant_shares_[tenant.id] = {static_cast<size_t>(std::max(1, tenant.limits.max_running)),
+                               tenant_weight(config_, tenant.name)};
+}
+
+TenantShare JobService::tenant_share(const std::string& tenant_id) {
+  auto it = tenant_shares_.find(tenant_id);
+  return it == tenant_shares_.end() ? TenantShare{} : it->second;
 }
 
 void JobService::worker_loop() {
@@ -407,7 +438,7 @@ void JobService::worker_loop() {
       std::optional<QueuedJob> next;
       work_.wait(lock, [&] {
         if (stopping_) return true;
-        next = queue_.take([this](const std::string& t) { return tenant_max_running(t); });
+        next = queue_.take([this](const std::string& t) { return tenant_share(t); });
         return next.has_value();
       });
       if (stopping_ && !next) return;
@@ -584,7 +615,21 @@ void JobService::run_one(const QueuedJob& q) {
     }
   }
 
+  if (outcome == "succeeded") {
+    const std::string tenant_name = tenant && *tenant ? (*tenant)->name : "";
+    if (auto refused = over_storage_quota(row.tenant_id, tenant_name, rec)) {
+      outcome = "output_rejected";
+      rec["outcome"] = outcome;
+      rec["reason"] = *refused;
+    }
+  }
   std::vector<store::ArtifactRow> artifacts;
+  auto release = [&] {
+    std::vector<std::string> put;
+    for (const auto& a : artifacts) put.push_back(a.sha256);
+    store_.release_artifacts(put);
+    artifacts.clear();
+  };
   if (outcome == "succeeded") {
     for (const auto& o : rec["outputs"]) {
       if (o.value("verdict", "") != "accepted") continue;
@@ -594,7 +639,7 @@ void JobService::run_one(const QueuedJob& q) {
         outcome = "sandbox_error";
         rec["outcome"] = outcome;
         rec["reason"] = "store output " + name + ": " + stored.error().message();
-        artifacts.clear();
+        release();
         break;
       }
       artifacts.push_back({row.id, name, o["sha256"], o.value("type", ""), o.value("size", uint64_t{0})});
@@ -613,11 +658,33 @@ void JobService::run_one(const QueuedJob& q) {
                            {"airlock_ms", ms(t_spawned, t_ended)},
                            {"finish_ms", ms(t_ended, Clock::now())}};
   auto stored = store_.finish_job(row.id, outcome, finished_at, rec.dump(), artifacts);
+  if (!stored) release();
   log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome},
        {"stored", stored.has_value()}, {"error", stored ? "" : stored.error().message()}});
   metrics_.job_finished(outcome, seconds_between(row.started_at, finished_at));
   (void)sys::remove_tree(dir);
   job_ended(row.id);
+}
+
+std::optional<std::string> JobService::over_storage_quota(const std::string& tenant_id, const std::string& tenant_name,
+                                                          json& rec) {
+  uint64_t bytes = 0;
+  for (const auto& o : rec["outputs"])
+    if (o.value("verdict", "") == "accepted") bytes += o.value("size", uint64_t{0});
+  if (bytes == 0) return std::nullopt;
+  const uint64_t quota = tenant_storage_bytes(config_, tenant_name);
+  auto used = store_.storage_usage(tenant_id);
+  if (!used) return "storage quota: the tenant's usage could not be read: " + used.error().message();
+  if (bytes <= quota && used->total() <= quota - bytes) return std::nullopt;
+  std::string why = "storage quota: the tenant keeps " + std::to_string(used->total()) + " of its " +
+                    std::to_string(quota) + " bytes (tenant_storage_mb), and the accepted outputs hold " +
+                    std::to_string(bytes) + "; none was stored";
+  for (auto& o : rec["outputs"]) {
+    if (o.value("verdict", "") != "accepted") continue;
+    o["verdict"] = "rejected";
+    o["reason"] = why;
+  }
+  return why;
 }
 
 ApiResult<json> JobService::run_retention() {

@@ -99,7 +99,14 @@ class JobService {
   // The job's record is stored: finish its output buffer, answer its waiters.
   void job_ended(const std::string& job_id);
   nlohmann::json view(const store::JobRow& row);
-  size_t tenant_max_running(const std::string& tenant_id);
+  // Why the accepted outputs in `rec` may not be stored (they would take the
+  // tenant beyond its storage quota), marking each of them rejected; nullopt
+  // when they fit.
+  std::optional<std::string> over_storage_quota(const std::string& tenant_id, const std::string& tenant_name,
+                                                nlohmann::json& rec);
+  // The tenant's running limit and weight, as last seen (under mu_).
+  TenantShare tenant_share(const std::string& tenant_id);
+  void remember_share(const store::Tenant& tenant);  // under mu_
 
   void log(nlohmann::json event) const {
     if (logger_) logger_(event);
@@ -122,7 +129,7 @@ class JobService {
     std::function<void()> done;
   };
   std::vector<Waiter> waiters_;
-  std::map<std::string, size_t> tenant_running_limit_;
+  std::map<std::string, TenantShare> tenant_shares_;  // by tenant id
   std::vector<std::thread> workers_;
   std::thread housekeeping_;
   std::condition_variable housekeeping_wake_;

@@ -1,6 +1,8 @@
 // SessionService: snapshots of a session's /workspace (docs/snapshots.md).
 // Taking one walks the live tree on the task pool and stores its files by
 // content; the tenant owns the snapshot until it is deleted or expires.
+#include <cerrno>
+
 #include "jobs/record.h"
 #include "service/session_service.h"
 #include "workspace/snapshot_tree.h"
@@ -20,14 +22,18 @@ json snapshot_view(const store::SnapshotRow& row) {
 void SessionService::snapshot(const Caller& c, const std::string& id, Reply reply) {
   auto s = open_session(c, id, Access::kChange);
   if (!s) return reply(std::unexpected(s.error()));
-  std::string tenant = c.tenant.id;
-  tasks_.post([this, session = *s, tenant, reply] {
+  std::string tenant = c.tenant.id, tenant_name = c.tenant.name;
+  tasks_.post([this, session = *s, tenant, tenant_name, reply] {
     auto ws = open_workspace(*session);
     if (!ws) return reply(std::unexpected(ws.error()));
     workspace::CaptureLimits limits;
     limits.max_bytes = config_.snapshot_max_bytes;
-    auto captured = workspace::capture_tree(ws->root.get(), store_.contents(), limits);
+    // Contents this capture stored new; unless a new snapshot row references
+    // them, they go again, so a refused capture costs no disk.
+    std::vector<std::string> created;
+    auto captured = workspace::capture_tree(ws->root.get(), store_.contents(), limits, created);
     if (!captured) {
+      store_.release_contents(created);
       bool limit = captured.error().err == 0;  // over a limit or a bad tree, not airlock's own failure
       return reply(api_error(limit ? 422 : 500, limit ? "snapshot_refused" : "internal",
                              "snapshot: " + captured.error().message()));
@@ -39,8 +45,14 @@ void SessionService::snapshot(const Caller& c, const std::string& id, Reply repl
     auto now = std::chrono::system_clock::now();
     row.created_at = jobs::rfc3339(now);
     row.expires_at = jobs::rfc3339(now + std::chrono::seconds(config_.snapshot_ttl_s));
-    auto added = store_.add_snapshot(row);
-    if (!added) return reply(internal(added.error().message()));
+    auto added = store_.add_snapshot(row, tenant_storage_bytes(config_, tenant_name));
+    if (!added || !added->second) store_.release_contents(created);
+    if (!added) {
+      if (added.error().err == EDQUOT)
+        return reply(api_error(422, "snapshot_refused",
+                               "snapshot: " + added.error().what + " (tenant_storage_mb; see GET /v1/usage)"));
+      return reply(internal(added.error().message()));
+    }
     json skipped = json::array();
     for (const auto& e : captured->skipped) skipped.push_back({{"path", e.path}, {"reason", e.reason}});
     session->note({{"event", "snapshot"}, {"digest", added->first.digest}, {"skipped", skipped.size()}});

@@ -144,7 +144,10 @@ class Store {
   // naming the content: capture again) or sees the new rows. created_at is
   // generated if empty. When the tenant already has this digest the existing
   // row is returned (second: false) and nothing changes.
-  Result<std::pair<SnapshotRow, bool>> add_snapshot(const SnapshotRow& row);
+  // With `quota_bytes`, a new snapshot that would take the tenant's
+  // storage_usage() beyond it is refused (err EDQUOT, saying how much is
+  // used), checked in the same transaction as the insert.
+  Result<std::pair<SnapshotRow, bool>> add_snapshot(const SnapshotRow& row, uint64_t quota_bytes = UINT64_MAX);
   Result<std::optional<SnapshotRow>> snapshot(const std::string& tenant_id,
                                               const std::string& digest);
   // Newest first (created_at, then digest).
@@ -158,6 +161,19 @@ class Store {
   // The same for every snapshot with expires_at <= now (reason "expired").
   // Returns how many were removed.
   Result<uint64_t> expire_snapshots(const std::string& now);
+
+  // Removes the stored contents among `sha256s` that no snapshot or artifact
+  // row references and no put_artifact() is about to name: what a refused
+  // capture stored (capture_tree's `created`). A capture of the same bytes
+  // running at the same time then fails in add_snapshot ("take the snapshot
+  // again"), never with a snapshot whose content is missing.
+  void release_contents(const std::vector<std::string>& sha256s);
+  // Gives up the claims of put_artifact() on `sha256s` (one each) for a job
+  // that will not name them, and removes the contents nothing references.
+  void release_artifacts(const std::vector<std::string>& sha256s);
+
+  // Bytes kept for the tenant: artifacts of its jobs, its snapshots, its uploads.
+  Result<StorageUsage> storage_usage(const std::string& tenant_id);
 
   // Recomputes every chain. Detects a changed record, a removed record (a seq
   // gap not covered by a retention record, or a missing tail), a broken
@@ -185,7 +201,9 @@ class Store {
   std::mutex mu_;
   Database db_;                   // guarded by mu_
   StatementCache statements_{&db_};  // guarded by mu_
-  std::set<std::string> unclaimed_artifacts_;  // put, not yet named by finish_job
+  Result<StorageUsage> storage_usage_locked(const std::string& tenant_id);
+
+  std::multiset<std::string> unclaimed_artifacts_;  // put, not yet named by finish_job (one per put)
 };
 
 }  // namespace airlock::store

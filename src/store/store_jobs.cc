@@ -222,7 +222,8 @@ Result<StoredRecord> Store::finish_job(const std::string& job_id, const std::str
     if (auto st = (*s)->run(); !st) return std::unexpected(st.error());
   }
   if (auto st = tx->commit(); !st) return std::unexpected(st.error());
-  for (const auto& a : artifacts) unclaimed_artifacts_.erase(a.sha256);
+  for (const auto& a : artifacts)
+    if (auto it = unclaimed_artifacts_.find(a.sha256); it != unclaimed_artifacts_.end()) unclaimed_artifacts_.erase(it);
   return record;
 }
 

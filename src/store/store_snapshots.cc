@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdint>
 
 #include "jobs/record.h"
 #include "store/chain.h"
@@ -35,7 +37,7 @@ bool printable_text(const std::string& text, size_t max) {
 
 }  // namespace
 
-Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in) {
+Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in, uint64_t quota_bytes) {
   auto manifest = workspace::SnapshotManifest::from_json(in.manifest_json);
   if (!manifest) return fail("snapshot manifest: " + manifest.error().what);
   SnapshotRow row = in;
@@ -58,6 +60,15 @@ Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in) 
     return std::unexpected(existing.error());
   } else if (*existing) {
     return std::pair{**existing, false};
+  }
+  if (quota_bytes != UINT64_MAX) {
+    auto used = storage_usage_locked(row.tenant_id);
+    if (!used) return std::unexpected(used.error());
+    if (row.size_bytes > quota_bytes || used->total() > quota_bytes - row.size_bytes)
+      return fail_with("storage quota: the tenant keeps " + std::to_string(used->total()) + " of its " +
+                           std::to_string(quota_bytes) + " bytes, and this snapshot's files hold " +
+                           std::to_string(row.size_bytes),
+                       EDQUOT);
   }
   // Removals unlink files under this mutex: what is here now stays until a
   // removal sees the rows committed below.
@@ -167,6 +178,38 @@ void Store::remove_unreferenced_locked(const std::set<std::string>& released) {
     auto r = (*s)->step();
     if (r && *r && (*s)->int64(0) == 0) (void)cas_.remove(sha);
   }
+}
+
+void Store::release_contents(const std::vector<std::string>& sha256s) {
+  std::lock_guard lock(mu_);
+  remove_unreferenced_locked({sha256s.begin(), sha256s.end()});
+}
+
+void Store::release_artifacts(const std::vector<std::string>& sha256s) {
+  std::lock_guard lock(mu_);
+  for (const auto& sha : sha256s)
+    if (auto it = unclaimed_artifacts_.find(sha); it != unclaimed_artifacts_.end()) unclaimed_artifacts_.erase(it);
+  remove_unreferenced_locked({sha256s.begin(), sha256s.end()});
+}
+
+Result<StorageUsage> Store::storage_usage(const std::string& tenant_id) {
+  std::lock_guard lock(mu_);
+  return storage_usage_locked(tenant_id);
+}
+
+Result<StorageUsage> Store::storage_usage_locked(const std::string& tenant_id) {
+  auto s = sql(
+      "SELECT (SELECT COALESCE(SUM(a.size), 0) FROM artifacts a JOIN jobs j ON j.id = a.job_id "
+      "WHERE j.tenant_id = ?1), "
+      "(SELECT COALESCE(SUM(size_bytes), 0) FROM snapshots WHERE tenant_id = ?1), "
+      "(SELECT COALESCE(SUM(size), 0) FROM files WHERE tenant_id = ?1)");
+  if (!s) return std::unexpected(s.error());
+  (*s)->bind(1, tenant_id);
+  auto r = (*s)->step();
+  if (!r) return std::unexpected(r.error());
+  if (!*r) return fail("storage usage: no row");
+  return StorageUsage{static_cast<uint64_t>((*s)->int64(0)), static_cast<uint64_t>((*s)->int64(1)),
+                      static_cast<uint64_t>((*s)->int64(2))};
 }
 
 Result<bool> Store::delete_snapshot(const std::string& tenant_id, const std::string& digest,

@@ -116,6 +116,13 @@ struct SnapshotRow {
   std::string expires_at;   // "" = never
 };
 
+// What the store keeps for one tenant, in logical bytes as each row counts
+// them (the same bytes held by two rows count twice; holes count as bytes).
+struct StorageUsage {
+  uint64_t artifacts = 0, snapshots = 0, uploads = 0;
+  uint64_t total() const { return artifacts + snapshots + uploads; }
+};
+
 struct VerifyReport {
   bool ok = true;
   uint64_t records = 0;

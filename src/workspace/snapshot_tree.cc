@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "base/check.h"
 #include "sys/file_io.h"
 #include "sys/syscalls.h"
+#include "workspace/copy_hashing.h"
 #include "workspace/names.h"
 
 namespace airlock::workspace {
@@ -64,8 +64,8 @@ std::optional<std::string> skip_reason(mode_t mode) {
 
 class Capturer {
  public:
-  Capturer(const ContentDir& contents, const CaptureLimits& limits)
-      : contents_(contents), limits_(limits) {}
+  Capturer(const ContentDir& contents, const CaptureLimits& limits, std::vector<std::string>& created)
+      : contents_(contents), limits_(limits), created_(created) {}
 
   Result<Capture> run(int root_dir_fd) {
     auto root = sys::open_beneath(root_dir_fd, ".", O_RDONLY | O_DIRECTORY);
@@ -186,6 +186,7 @@ class Capturer {
       return fail_with("store workspace file \"" + printable(rel) + "\": " + stored.error().what,
                        stored.error().err);
     }
+    if (!stored->existed) created_.push_back(stored->sha256);
     total_ += stored->size;
     entries_.push_back({.path = rel,
                         .kind = SnapshotKind::kFile,
@@ -206,42 +207,13 @@ class Capturer {
 
   const ContentDir& contents_;
   const CaptureLimits& limits_;
+  std::vector<std::string>& created_;
   std::vector<Frame> stack_;
   std::vector<SnapshotEntry> entries_;
   std::vector<SkippedEntry> skipped_;
   size_t seen_ = 0;
   uint64_t total_ = 0;
 };
-
-// Copies exactly `size` bytes from the start of `in` to `out`: copy_file_range
-// where the kernel can (same filesystem type), sendfile otherwise.
-Status copy_bytes(int in, int out, uint64_t size) {
-  uint64_t done = 0;
-  bool use_sendfile = false;
-  while (done < size) {
-    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(size - done, 1u << 30));
-    ssize_t n;
-    if (!use_sendfile) {
-      n = ::copy_file_range(in, nullptr, out, nullptr, chunk, 0);
-      if (n < 0 && done == 0 &&
-          (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)) {
-        use_sendfile = true;
-        continue;
-      }
-    } else {
-      n = ::sendfile(out, in, nullptr, chunk);
-    }
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno(use_sendfile ? "sendfile" : "copy_file_range");
-    }
-    if (n == 0)
-      return fail("stored content ended after " + std::to_string(done) + " of " +
-                  std::to_string(size) + " bytes");
-    done += static_cast<uint64_t>(n);
-  }
-  return {};
-}
 
 Status require_empty(int dir_fd) {
   return each_name(dir_fd, "restore destination", [](std::string_view name) -> Status {
@@ -304,7 +276,7 @@ class Restorer {
     UniqueFd out(::openat(parent, name.c_str(),
                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!out) return fail_errno("create restored file \"" + e.path + "\"");
-    if (auto copied = copy_bytes(in->get(), out.get(), e.size); !copied)
+    if (auto copied = copy_keeping_holes(in->get(), out.get(), e.size); !copied)
       return fail_with("restore \"" + e.path + "\": " + copied.error().what, copied.error().err);
     if (::fchown(out.get(), owner_, group_) < 0 || ::fchmod(out.get(), e.mode) < 0)
       return fail_errno("set owner and mode of \"" + e.path + "\"");
@@ -328,8 +300,8 @@ class Restorer {
 }  // namespace
 
 Result<Capture> capture_tree(int root_dir_fd, const ContentDir& contents,
-                             const CaptureLimits& limits) {
-  return Capturer(contents, limits).run(root_dir_fd);
+                             const CaptureLimits& limits, std::vector<std::string>& created) {
+  return Capturer(contents, limits, created).run(root_dir_fd);
 }
 
 Status restore_tree(const SnapshotManifest& manifest, const ContentDir& contents,

@@ -41,15 +41,19 @@ struct Capture {
 // each in `skipped`. Hard links are stored as separate files; modes keep the
 // permission bits only. Fails (naming the limit and the path) when the tree
 // is over a limit, or changes under the walk in a way that matters (a file
-// replaced by another object between stat and open). Contents stored before a
-// failure stay in `contents`, unreferenced.
+// replaced by another object between stat and open). Files keep their holes
+// in `contents` (copy_hashing). Whether it succeeds or fails, `created` gets
+// the sha256 of every content this call stored that was not stored before:
+// nothing references them until a snapshot row does, so a caller that keeps
+// no snapshot removes them (store::Store::release_contents) and a refused
+// capture leaves the content directory as it was.
 Result<Capture> capture_tree(int root_dir_fd, const ContentDir& contents,
-                             const CaptureLimits& limits);
+                             const CaptureLimits& limits, std::vector<std::string>& created);
 
 // Recreates `manifest` beneath `dest_root_dir_fd`, which must be an empty
-// directory: directories, files (copied from `contents` with
-// copy_file_range, falling back to sendfile; sizes checked against the
-// manifest, bytes not re-hashed: stored files are 0400 and written once) and
+// directory: directories, files (copied from `contents` keeping holes,
+// copy_keeping_holes; sizes checked against the manifest, bytes not
+// re-hashed: stored files are 0400 and written once) and
 // symlinks, each owned by owner:group with the recorded mode. Never follows
 // anything: every directory is created here and reopened beneath its parent
 // without following links. A file the content directory does not hold fails

@@ -34,11 +34,13 @@ ServiceProcess::ServiceProcess(std::vector<std::string> extra_args)
   limits.max_queued = 64;
   auto a = (*s)->create_tenant("alpha", limits);
   auto b = (*s)->create_tenant("beta", limits);
-  if (!a || !b) throw std::runtime_error("create tenants");
+  auto g = (*s)->create_tenant("gamma", limits);
+  if (!a || !b || !g) throw std::runtime_error("create tenants");
   alpha = make_key(**s, a->id, "alpha", {"run", "read", "publish"});
   alpha_reader = make_key(**s, a->id, "alpha", {"read"});
   alpha_admin = make_key(**s, a->id, "alpha", {"admin"});
   beta = make_key(**s, b->id, "beta", {"run", "read", "publish"});
+  gamma = make_key(**s, g->id, "gamma", {"run", "read", "publish"});
   start();
 }
 

@@ -21,8 +21,8 @@ struct TestKey {
 
 class ServiceProcess {
  public:
-  // Creates tenants "alpha" and "beta" with keys (all scopes except admin
-  // for "full"; read only for "reader"), then starts the daemon.
+  // Creates tenants "alpha", "beta" and "gamma" with keys (all scopes except
+  // admin for "full"; read only for "reader"), then starts the daemon.
   explicit ServiceProcess(std::vector<std::string> extra_args = {});
   ~ServiceProcess();  // SIGTERM, wait; SIGKILL if it hangs; sweep; remove dirs
 
@@ -36,7 +36,7 @@ class ServiceProcess {
   const std::string& state_dir() const { return state_; }
   std::string log() const;  // the daemon's stderr so far
 
-  TestKey alpha, alpha_reader, alpha_admin, beta;
+  TestKey alpha, alpha_reader, alpha_admin, beta, gamma;
 
  private:
   TempDir dir_;

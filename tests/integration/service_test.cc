@@ -302,7 +302,8 @@ TEST_F(ServiceTest, HealthMetricsAndOpenApi) {
 }
 
 TEST(ServiceOverload, AnswersTooManyRequestsWithRetryAfter) {
-  ServiceProcess svc({"--max-running", "1", "--max-queued", "2"});
+  // A tenant cap above the queue's size, so one tenant reaches the global bound.
+  ServiceProcess svc({"--max-running", "1", "--max-queued", "2", "--tenant-max-queued", "3"});
   HttpClient http(svc.port());
   const std::string body = json{{"command", {"sleep", "5"}}}.dump();
   auto first = http.request("POST", "/v1/jobs", body, svc.alpha.auth());

@@ -65,12 +65,13 @@ void fill(int root) {
 class Snapshot : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(cas.create_dirs()); }
-  Result<workspace::Capture> capture() { return workspace::capture_tree(source_root.get(), cas, {}); }
+  Result<workspace::Capture> capture() { return workspace::capture_tree(source_root.get(), cas, {}, created); }
 
   TempDir t;
   store::ContentStore cas{t.sub("content")};
   UniqueFd source = fresh_tmpfs();
   UniqueFd source_root = root_of(source);
+  std::vector<std::string> created;  // contents the captures stored new
 };
 
 }  // namespace
@@ -105,7 +106,7 @@ TEST_F(Snapshot, CaptureAndRestoreBetweenDetachedTmpfsMounts) {
   ASSERT_GT(::readlinkat(dest_root.get(), "proj/shadow", target, sizeof(target) - 1), 0);
   EXPECT_STREQ(target, "/etc/shadow");
   // The restored tree captures to the same digest.
-  auto again = workspace::capture_tree(dest_root.get(), cas, {});
+  auto again = workspace::capture_tree(dest_root.get(), cas, {}, created);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->manifest.digest(), captured->manifest.digest());
 }

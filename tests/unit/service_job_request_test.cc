@@ -125,3 +125,26 @@ TEST(ServiceConfig, TomlThenFlags) {
   EXPECT_FALSE(config_from_args({"--max-queued", "five"}).has_value());
   EXPECT_FALSE(config_from_args({"--bogus", "1"}).has_value());
 }
+
+TEST(ServiceConfig, PerTenantWeightQueueCapAndStorageQuota) {
+  auto c = parse_config(
+      "max_queued = 40\ntenant_storage_mb = 100\n"
+      "[tenants.analytics]\nweight = 3\nmax_queued = 20\nstorage_mb = 2048\n");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(tenant_weight(*c, "analytics"), 3u);
+  EXPECT_EQ(tenant_weight(*c, "other"), 1u);
+  EXPECT_EQ(tenant_max_queued(*c, "analytics"), 20u);
+  EXPECT_EQ(tenant_max_queued(*c, "other"), 10u);  // a quarter of max_queued
+  EXPECT_EQ(tenant_storage_bytes(*c, "analytics"), 2048ull << 20);
+  EXPECT_EQ(tenant_storage_bytes(*c, "other"), 100ull << 20);
+  EXPECT_EQ(tenant_storage_bytes(ServiceConfig{}, "x"), 10ull << 30);  // the documented default
+  EXPECT_EQ(tenant_max_queued(ServiceConfig{.max_queued = 2}, "x"), 1u);  // never 0
+  for (const char* bad : {"[tenants.a]\nweight = 0\n", "[tenants.a]\nweight = 101\n",
+                          "[tenants.a]\nwieght = 2\n", "[tenants.a]\nmax_queued = -1\n", "tenants = 3\n",
+                          "[tenants.a]\nstorage_mb = \"big\"\n"})
+    EXPECT_FALSE(parse_config(bad).has_value()) << bad;
+  auto f = config_from_args({"--tenant-max-queued", "7", "--tenant-storage-mb", "5"});
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(tenant_max_queued(*f, "x"), 7u);
+  EXPECT_EQ(tenant_storage_bytes(*f, "x"), 5ull << 20);
+}

@@ -42,7 +42,7 @@ class SnapshotTree : public ::testing::Test {
   }
   Result<Capture> capture(const CaptureLimits& limits = {}) {
     UniqueFd root = open_dir(src());
-    return capture_tree(root.get(), cas_, limits);
+    return capture_tree(root.get(), cas_, limits, created_);
   }
   Status restore(const SnapshotManifest& m) {
     UniqueFd root = open_dir(dest());
@@ -57,6 +57,7 @@ class SnapshotTree : public ::testing::Test {
 
   TempDir tmp_;
   store::ContentStore cas_{tmp_.path() + "/cas"};
+  std::vector<std::string> created_;  // contents the captures stored new
 };
 
 // path -> "file <mode> <sha256>", "dir <mode>", "symlink <target>"

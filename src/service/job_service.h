@@ -100,6 +100,9 @@ class JobService {
   void job_ended(const std::string& job_id);
   nlohmann::json view(const store::JobRow& row);
   size_t tenant_max_running(const std::string& tenant_id);
+  // Whether the service has descriptors free for one more job (under mu_).
+  bool descriptors_for_a_job();
+  bool descriptor_wait_logged_ = false;  // under mu_
 
   void log(nlohmann::json event) const {
     if (logger_) logger_(event);

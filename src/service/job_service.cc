@@ -9,8 +9,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "base/sha256.h"
 #include "base/json_parse.h"
+#include "base/sha256.h"
 #include "jobs/outcome.h"
 #include "jobs/record.h"
 #include "jobs/state_dir.h"

@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 libpython3-stdlib libpython3.11 python3-numpy python3-pandas python3-matplotlib
   bubblewrap util-linux iproute2 procps openssl curl
+  slowhttptest
 )
 
 missing=()

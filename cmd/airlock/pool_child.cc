@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "jobs/handover.h"
 
 extern char** environ;
@@ -24,7 +25,7 @@ namespace {
 bool full(const std::string& socket) {
   auto text = jobs::pool_stats(socket);
   if (!text) return false;
-  auto stats = nlohmann::json::parse(*text, nullptr, false);
+  auto stats = parse_json_or_discarded(*text);
   if (!stats.is_object() || !stats.contains("classes")) return false;
   for (const auto& c : stats["classes"])
     if (c.value("ready", 0) < c.value("size", 0)) return false;

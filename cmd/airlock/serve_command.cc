@@ -3,20 +3,24 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/http_server.h"
 #include "cmd/airlock/pool_child.h"
 #include "service/config.h"
+#include "service/descriptor_budget.h"
 #include "service/job_service.h"
 #include "service/routes.h"
 #include "service/session_routes.h"
 #include "service/session_service.h"
 #include "store/store.h"
+#include "sys/descriptors.h"
 
 using namespace airlock;
 
@@ -24,7 +28,7 @@ namespace {
 
 const char* const kServeUsage =
     "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--state-dir DIR]\n"
-    "                     [--max-running N] [--max-queued N] [--retention-days N]\n"
+    "                     [--max-running N] [--max-queued N] [--max-connections N] [--retention-days N]\n"
     "                     [--tenant-max-queued N] [--tenant-storage-mb N] [--warm N] [--preloaded N]\n"
     "  Serves the job and session API (docs/openapi.json, docs/sessions.md) until SIGINT or\n"
     "  SIGTERM; open sessions are closed then. Defaults: 127.0.0.1:8470,\n"
@@ -59,6 +63,13 @@ int serve_command(const std::vector<std::string>& args) {
     char self[4096];
     ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n > 0) config->airlock_binary.assign(self, static_cast<size_t>(n));
+  }
+  // Before anything opens a descriptor: the soft limit (often 1024) would
+  // otherwise be what a flood of connections takes from every tenant's jobs.
+  auto nofile = sys::raise_descriptor_limit();
+  if (!nofile) {
+    std::fprintf(stderr, "airlock: %s\n", nofile.error().message().c_str());
+    return 125;
   }
   auto store = store::Store::open(config->data_dir);
   if (!store) {
@@ -105,6 +116,17 @@ int serve_command(const std::vector<std::string>& args) {
   options.address = config->listen_address;
   options.port = config->listen_port;
   options.threads = config->http_threads;
+  size_t max_running = config->max_running ? config->max_running : std::max(1u, std::thread::hardware_concurrency());
+  auto budget = service::plan_descriptors(nofile->soft, max_running, config->max_sessions, config->max_connections);
+  options.max_connections = budget.max_connections;
+  log_line({{"event", "descriptors"}, {"nofile_soft_was", nofile->before}, {"nofile_soft", nofile->soft},
+            {"nofile_hard", nofile->hard}, {"reserved", budget.reserved},
+            {"max_connections", budget.max_connections}, {"configured_max_connections", config->max_connections}});
+  if (budget.cramped) {
+    log_line({{"event", "warning"},
+              {"msg", "RLIMIT_NOFILE leaves fewer HTTP connections than configured; raise the hard limit "
+                      "(LimitNOFILE= in systemd)"}});
+  }
   options.spool_dir = config->data_dir + "/spool";
   options.access_log = [](const nlohmann::json& j) {
     nlohmann::json line = j;

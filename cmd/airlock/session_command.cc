@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/url.h"
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "base/terminal_text.h"
 #include "cmd/airlock/session_client.h"
@@ -73,7 +74,7 @@ std::optional<json> call_json(SessionConn& conn, const std::string& method, cons
   auto r = call(conn, method, target, body, body.empty() ? std::map<std::string, std::string>{}
                                                           : std::map<std::string, std::string>{{"Content-Type", "application/json"}});
   if (!r) return std::nullopt;
-  json j = json::parse(r->body, nullptr, false);
+  json j = parse_json_or_discarded(r->body, kMaxStoredJsonDepth);
   if (j.is_discarded()) {
     std::fprintf(stderr, "airlock: the service answered %s %s with something that is not JSON\n", method.c_str(),
                  target.c_str());
@@ -186,7 +187,7 @@ int files(const SessionArgs& a, SessionConn& conn) {
     std::string remote = p.size() > 2 ? p[2] : base_name(p[1]);
     auto r = call(conn, "PUT", files_target(a, "", remote), *content, {{"Content-Type", "application/octet-stream"}});
     if (!r) return kExitFailed;
-    json j = json::parse(r->body, nullptr, false);
+    json j = parse_json_or_discarded(r->body, kMaxStoredJsonDepth);
     if (a.json) return print_json(j), kExitOk;
     std::printf("uploaded %s (%s bytes, sha256 %s, %s)\n", text(j, "path").c_str(), text(j, "size").c_str(),
                 text(j, "sha256").c_str(), text(j, "type").c_str());

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "api/url.h"
+#include "base/json_parse.h"
 #include "base/terminal_text.h"
 #include "cmd/airlock/session_client.h"
 #include "cmd/airlock/terminal_out.h"
@@ -137,7 +138,7 @@ struct Follow {
   }
 
   void print_output(const api::Event& ev) {
-    json d = json::parse(ev.data, nullptr, false);
+    json d = parse_json_or_discarded(ev.data, kMaxStoredJsonDepth);
     if (!d.is_object() || !d.contains("text") || !d["text"].is_string()) return;
     uint64_t offset = d.value("offset", printed);
     std::string text = d["text"].get<std::string>();
@@ -182,7 +183,7 @@ struct Follow {
         if (ev->event == "stdout" || ev->event == "stderr") {
           print_output(*ev);
         } else if (ev->event == "result") {
-          json view = json::parse(ev->data, nullptr, false);
+          json view = parse_json_or_discarded(ev->data, kMaxStoredJsonDepth);
           flush_shown();
           if (view.is_discarded()) return fetch_final();
           return finish(a, exec_id, view);
@@ -196,7 +197,7 @@ struct Follow {
     flush_shown();
     auto r = call(conn, "GET", "/v1/sessions/" + api::percent_encode(session_id) + "/execs/" + api::percent_encode(exec_id));
     if (!r) return kExitFailed;
-    return finish(a, exec_id, json::parse(r->body, nullptr, false));
+    return finish(a, exec_id, parse_json_or_discarded(r->body, kMaxStoredJsonDepth));
   }
 };
 
@@ -210,7 +211,7 @@ int session_exec(const SessionArgs& a, SessionConn& conn) {
   CountInterrupts counting;
   auto r = call(conn, "POST", base + "/execs", exec_body(a, *code).dump(), {{"Content-Type", "application/json"}});
   if (!r) return kExitFailed;
-  json created = json::parse(r->body, nullptr, false);
+  json created = parse_json_or_discarded(r->body, kMaxStoredJsonDepth);
   if (!created.is_object() || !created.contains("id") || !created["id"].is_string()) {
     std::fprintf(stderr, "airlock: the service did not answer with the call's id\n");
     return kExitFailed;
@@ -220,7 +221,7 @@ int session_exec(const SessionArgs& a, SessionConn& conn) {
   int status = follow.run();
   if (a.json) {
     auto final_view = call(conn, "GET", base + "/execs/" + api::percent_encode(exec_id));
-    if (final_view) print_json(json::parse(final_view->body, nullptr, false));
+    if (final_view) print_json(parse_json_or_discarded(final_view->body, kMaxStoredJsonDepth));
   }
   return status;
 }

@@ -209,6 +209,22 @@ Connection::Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socke
 Connection::~Connection() {
   std::lock_guard lock(core_->mutex);
   core_->connections.erase(this);
+  if (waiting_since.load() == kEvicted) --core_->evicting;
+}
+
+void Connection::start_waiting() {
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  int64_t since = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+  int64_t was = waiting_since.load();
+  while (was != kEvicted && !waiting_since.compare_exchange_weak(was, since)) {
+  }
+}
+
+bool Connection::stop_waiting() {
+  int64_t was = waiting_since.load();
+  while (was != kEvicted && !waiting_since.compare_exchange_weak(was, 0)) {
+  }
+  return was != kEvicted;
 }
 
 void Connection::respond_from(std::shared_ptr<ExchangeState> state, HttpResponse response,
@@ -246,6 +262,7 @@ void Connection::start() {
   socket_.set_option(tcp::no_delay(true), ec);
   // The first request's header must arrive within header_timeout of the connect.
   phase_ = Phase::kIdle;
+  start_waiting();
   arm(core_->options.header_timeout_ms);
   rearm_on_first_byte_ = false;
   read_some();
@@ -338,6 +355,7 @@ void Connection::log_request() {
 
 void Connection::next_request() {
   phase_ = Phase::kIdle;
+  start_waiting();
   info_ = Info{};
   request_ = HttpRequest{};
   header_parser_.reset();
@@ -417,6 +435,10 @@ void Connection::read_header() {
 
 void Connection::on_header(beast::error_code ec) {
   if (phase_ == Phase::kClosed) return;
+  if (!stop_waiting()) {  // the server is full and chose this connection to make room
+    close("evicted while waiting for a request header");
+    return;
+  }
   if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
     reply_error(431, "header_too_large", "request header larger than " +
                                              std::to_string(core_->options.max_header_bytes) +
@@ -484,6 +506,20 @@ void Connection::on_header(beast::error_code ec) {
   if (!has_body) {
     dispatch();
     return;
+  }
+  if (options.before_body) {
+    std::optional<HttpResponse> refused;
+    try {
+      refused = options.before_body(request_);
+    } catch (const std::exception& e) {
+      info_.error = std::string("before_body threw: ") + e.what();
+      refused = HttpResponse::error(500, "internal", "internal error");
+    }
+    if (refused) {
+      request_ = HttpRequest{};
+      send(std::move(*refused), true, true);  // the body stays unread: linger, then close
+      return;
+    }
   }
   phase_ = Phase::kBody;
   arm(core_->options.body_timeout_ms);

@@ -59,9 +59,15 @@ struct HttpServer::Core {
   std::vector<std::thread> threads;
   bool started = false;
 
-  std::mutex mutex;  // guards stopped and connections
+  std::mutex mutex;  // guards stopped, connections and evicting
   bool stopped = false;
   std::map<const Connection*, std::weak_ptr<Connection>> connections;
+  size_t evicting = 0;  // connections told to close to make room, not yet gone
+
+  // Under `mutex`: marks the connection that has waited longest for a request
+  // header as evicted; false if none waits. `to_close` is the connection to
+  // close (null if it is already being destroyed).
+  bool evict_oldest_waiting(std::shared_ptr<Connection>& to_close);
 
   // Posts `fn` to `ex` unless the server stopped (then it is dropped, after
   // the lock is released). Work from handler threads goes through here, so
@@ -130,6 +136,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ~Connection();
 
   net::any_io_executor executor() const { return strand_; }
+  // When this connection started waiting for a request header (steady clock
+  // ns), 0 while it is inside a request, kEvicted once the server chose it to
+  // make room. Read from the accept thread under Core::mutex.
+  static constexpr int64_t kEvicted = -1;
+  std::atomic<int64_t> waiting_since{0};
   void start();
   void close(const char* reason);
 
@@ -156,6 +167,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool keep_alive = false;
   };
 
+  void start_waiting();  // for the next request header: evictable from now on
+  bool stop_waiting();   // the header is complete; false if evicted meanwhile
   void next_request();
   void read_some();
   void on_read_some(beast::error_code ec, size_t n);

@@ -14,6 +14,9 @@ namespace airlock::api {
 namespace {
 
 constexpr int kAcceptRetryMs = 100;  // after accept fails (out of fds): do not spin
+// Evicted connections close on their own strands, soon; this many may be on
+// their way out while new ones are already admitted in their place.
+constexpr size_t kMaxEvicting = 64;
 
 // Over max_connections: one best-effort answer on the non-blocking socket, then close.
 void refuse(tcp::socket socket) {
@@ -40,16 +43,26 @@ void on_accept(std::shared_ptr<HttpServer::Core> core, beast::error_code ec, tcp
     });
     return;
   }
-  std::shared_ptr<Connection> connection;
+  std::shared_ptr<Connection> connection, evicted;
   bool busy = false;
   {
     std::lock_guard lock(core->mutex);
     if (core->stopped) return;  // the socket closes as it goes out of scope
-    busy = core->connections.size() >= core->options.max_connections;
+    size_t open = core->connections.size();
+    if (open - core->evicting >= core->options.max_connections) {
+      // Full: make room by closing the connection that has waited longest
+      // for a request header; never one inside a request.
+      busy = core->evicting >= kMaxEvicting;
+      if (!busy) busy = !core->evict_oldest_waiting(evicted);
+    }
     if (!busy) {
       connection = std::make_shared<Connection>(core, std::move(socket));
       core->connections[connection.get()] = connection;
     }
+  }
+  if (evicted) {
+    net::post(evicted->executor(),
+              [evicted] { evicted->close("evicted while waiting for a request header"); });
   }
   if (busy) {
     refuse(std::move(socket));
@@ -88,6 +101,30 @@ HttpServer::Core::Core(ServerOptions opts)
       accept_strand(net::make_strand(ioc)),
       acceptor(accept_strand),
       accept_retry(accept_strand) {}
+
+bool HttpServer::Core::evict_oldest_waiting(std::shared_ptr<Connection>& to_close) {
+  // A few tries: the chosen one may finish its header between the scan and the mark.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    Connection* oldest = nullptr;
+    int64_t since = 0;
+    for (const auto& [c, _] : connections) {
+      int64_t s = c->waiting_since.load();
+      if (s > 0 && (!oldest || s < since)) {
+        oldest = const_cast<Connection*>(c);
+        since = s;
+      }
+    }
+    if (!oldest) return false;
+    if (oldest->waiting_since.compare_exchange_strong(since, Connection::kEvicted)) {
+      ++evicting;
+      // Null when it is already going (its destructor waits for this lock
+      // and counts it out); the room it leaves is real all the same.
+      to_close = connections[oldest].lock();
+      return true;
+    }
+  }
+  return false;
+}
 
 void HttpServer::Core::log(const nlohmann::json& line) const {
   if (!options.access_log) return;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +82,11 @@ using Route = std::function<void(std::shared_ptr<Exchange>)>;
 
 struct RouteOptions {
   uint64_t max_body_bytes = 1 << 20;
+  // For a request with a body: runs on the I/O thread once the header is
+  // routed, before any body byte is read. A response it returns is sent
+  // instead (the body is never read; the connection closes), so a client that
+  // may not use the route cannot make the server hold its body (authentication).
+  std::function<std::optional<HttpResponse>(const HttpRequest&)> before_body;
   // Stream the body to a new file in ServerOptions::spool_dir (request.body_file).
   // It is removed after the response is sent (and when the Exchange is
   // released), unless the handler renamed it before responding.
@@ -96,7 +102,11 @@ struct ServerOptions {
   int header_timeout_ms = 10000;  // from connect / the first byte to the end of the header
   int body_timeout_ms = 60000;    // for the whole body; slow clients are cut
   int idle_timeout_ms = 60000;    // keep-alive wait between requests; a write without progress
-  size_t max_connections = 1024;  // beyond it, new connections get 503 and are closed
+  // Open connections at most. A new connection beyond it closes the one that
+  // has waited longest for a complete request header (idle keep-alive or a
+  // partial header); only when every connection is inside a request does
+  // the new one get 503 and close.
+  size_t max_connections = 1024;
   // One JSON object per request (method, path, status, duration, bytes, remote, error).
   std::function<void(const nlohmann::json&)> access_log;
   uint64_t max_event_backlog_bytes = 8 << 20;  // unsent SSE data per connection

@@ -7,6 +7,7 @@
 #include "base/base64.h"
 #include "base/terminal_text.h"
 
+#include "base/json_parse.h"
 namespace airlock::cli {
 namespace {
 
@@ -226,7 +227,7 @@ std::string hint(int status) {
 }  // namespace
 
 std::string describe_http_error(int status, const std::string& body) {
-  json j = json::parse(body, nullptr, false);
+  json j = parse_json_or_discarded(body);
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];
     std::string code = e.value("code", ""), message = e.value("message", "");

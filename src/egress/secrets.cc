@@ -9,6 +9,7 @@
 
 #include <toml.hpp>
 
+#include "base/nesting.h"
 #include "base/unique_fd.h"
 #include "sys/file_io.h"
 
@@ -29,6 +30,8 @@ bool valid_secret_name(std::string_view name) {
 }
 
 Result<Secrets> parse_secrets(std::string_view text) {
+  if (!nesting_within(text, kMaxConfigDepth, NestingSyntax::kToml))
+    return fail("secrets file: nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
   toml::value root;
   try {
     std::istringstream in{std::string(text)};

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "base/json_parse.h"
 #include "base/strings.h"
 
 namespace airlock::jobs {
@@ -200,7 +201,7 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
          return {};
        }},
       {"--allow-rule", [&](const std::string& v) -> Status {
-         auto j = nlohmann::json::parse(v, nullptr, false);
+         auto j = parse_json_or_discarded(v);
          if (j.is_discarded() || !j.is_object()) return bad("--allow-rule", "", "must be one JSON object");
          auto policy = egress::parse_policy(nlohmann::json::array({j}));
          if (!policy) return bad("--allow-rule", "", policy.error().what);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 namespace airlock::jobs {
 namespace {
 
@@ -32,7 +33,7 @@ CallResult answer_fields(const nlohmann::json& j) {
 }  // namespace
 
 Result<KernelEvent> parse_kernel_event(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = parse_json_or_discarded(text);
   if (j.is_discarded() || !j.is_object()) return fail("the kernel sent something that is not a JSON object");
   KernelEvent e;
   e.id = str_field(j, "id");

@@ -7,6 +7,7 @@
 
 #include <toml.hpp>
 
+#include "base/nesting.h"
 #include "store/store.h"
 
 namespace airlock::service {
@@ -122,6 +123,9 @@ unsigned tenant_weight(const ServiceConfig& c, const std::string& name) {
 }
 
 Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
+  // toml11's parser recurses into nested arrays and inline tables.
+  if (!nesting_within(text, kMaxConfigDepth, NestingSyntax::kToml))
+    return fail("configuration: nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
   toml::value root;
   try {
     std::istringstream in(text);
@@ -131,7 +135,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   }
   if (!root.is_table()) return fail("configuration: not a table");
   static const std::set<std::string> known = {
-      "listen", "data_dir", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_running", "max_queued",
+      "listen", "data_dir", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_connections", "max_running", "max_queued",
       "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
       "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
       "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
@@ -165,6 +169,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         if (n < 0) return fail("configuration: " + key + " must not be negative");
         auto u = static_cast<uint64_t>(n);
         if (key == "http_threads") c.http_threads = static_cast<int>(std::max<uint64_t>(1, u));
+        else if (key == "max_connections") c.max_connections = std::max<uint64_t>(1, u);
         else if (key == "max_running") c.max_running = u;
         else if (key == "max_queued") c.max_queued = u;
         else if (key == "tenant_max_queued") c.tenant_max_queued = u;
@@ -231,12 +236,14 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
     } else if (a == "--state-dir") {
       c.state_dir = v;
     } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days" || a == "--warm" ||
-               a == "--preloaded" || a == "--tenant-max-queued" || a == "--tenant-storage-mb") {
+               a == "--preloaded" || a == "--tenant-max-queued" || a == "--tenant-storage-mb" ||
+               a == "--max-connections") {
       auto n = positive(a, v);
       if (!n) return std::unexpected(n.error());
       if ((a == "--warm" || a == "--preloaded") && *n > 64) return fail(a + " is at most 64");
       if (a == "--tenant-storage-mb" && *n > (1ull << 40)) return fail(a + " is too large");
       if (a == "--max-running") c.max_running = *n;
+      else if (a == "--max-connections") c.max_connections = std::max<uint64_t>(1, *n);
       else if (a == "--max-queued") c.max_queued = *n;
       else if (a == "--tenant-max-queued") c.tenant_max_queued = *n;
       else if (a == "--tenant-storage-mb") c.tenant_storage_bytes = *n << 20;

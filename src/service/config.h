@@ -32,6 +32,9 @@ struct ServiceConfig {
   std::string work_dir;
   std::string airlock_binary;                         // default: this executable
   int http_threads = 2;
+  // HTTP connections open at once; lowered at start to what RLIMIT_NOFILE
+  // leaves after the reserve for jobs and sessions (service/descriptor_budget.h).
+  size_t max_connections = 1024;
   size_t max_running = 0;  // 0: the number of cores
   size_t max_queued = 64;
   // Queued jobs of one tenant at most (and never more than the tenant's own
@@ -74,7 +77,7 @@ unsigned tenant_weight(const ServiceConfig& c, const std::string& name);
 Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base = {});
 Result<ServiceConfig> parse_config(const std::string& toml_text, ServiceConfig base = {});
 // "--listen 127.0.0.1:0", "--data-dir D", "--state-dir D", "--max-running N", "--max-queued N",
-// "--tenant-max-queued N", "--tenant-storage-mb N",
+// "--max-connections N", "--tenant-max-queued N", "--tenant-storage-mb N",
 // "--warm N", "--preloaded N", "--config FILE" (read first, whatever its position).
 Result<ServiceConfig> config_from_args(const std::vector<std::string>& args);
 

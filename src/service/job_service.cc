@@ -9,13 +9,16 @@
 #include <cmath>
 #include <filesystem>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "jobs/outcome.h"
 #include "jobs/record.h"
 #include "jobs/state_dir.h"
 #include "sandbox/cgroup.h"
+#include "service/descriptor_budget.h"
 #include "service/job_process.h"
 #include "service/upload_check.h"
+#include "sys/descriptors.h"
 #include "sys/file_io.h"
 #include "sys/remove_tree.h"
 #include "validate/checks.h"
@@ -71,7 +74,7 @@ json synthetic_record(const store::JobRow& row, const std::string& outcome, cons
   r.started_at = row.started_at.empty() ? row.created_at : row.started_at;
   r.finished_at = jobs::now_rfc3339();
   json j = jobs::to_json(r);
-  auto req = json::parse(row.request_json, nullptr, false);
+  auto req = parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth);
   if (!req.is_discarded() && req.contains("command")) j["command"] = req["command"];
   return j;
 }
@@ -248,7 +251,7 @@ json JobService::view(const store::JobRow& row) {
             {"outcome", row.outcome.empty() ? json(nullptr) : json(row.outcome)}};
   if (row.state == store::JobState::kFinished) {
     auto rec = store_.record(row.tenant_id, row.id);
-    if (rec && *rec) v["record"] = json::parse((*rec)->json, nullptr, false);
+    if (rec && *rec) v["record"] = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
   }
   return v;
 }
@@ -385,7 +388,7 @@ ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c,
   auto buffer = std::make_shared<LogBuffer>(config_.log_buffer_bytes);
   auto rec = store_.record(c.tenant.id, id);
   if (rec && *rec) {
-    auto j = json::parse((*rec)->json, nullptr, false);
+    auto j = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
     if (!j.is_discarded()) {
       for (bool is_stderr : {false, true}) {
         const char* key = is_stderr ? "stderr" : "stdout";
@@ -430,17 +433,33 @@ TenantShare JobService::tenant_share(const std::string& tenant_id) {
   return it == tenant_shares_.end() ? TenantShare{} : it->second;
 }
 
+bool JobService::descriptors_for_a_job() {
+  auto free = sys::free_descriptors();
+  if (!free || *free >= kDescriptorsPerJob) {  // (cannot count: do not stall the queue)
+    descriptor_wait_logged_ = false;
+    return true;
+  }
+  if (!descriptor_wait_logged_)
+    log({{"event", "job_waits_for_descriptors"}, {"free", *free}, {"needed", kDescriptorsPerJob}});
+  descriptor_wait_logged_ = true;
+  return false;
+}
+
 void JobService::worker_loop() {
   for (;;) {
     QueuedJob job;
     {
       std::unique_lock lock(mu_);
       std::optional<QueuedJob> next;
-      work_.wait(lock, [&] {
+      // A job that cannot have its descriptors waits in the queue (checked
+      // again every 100 ms) instead of failing for want of a pipe.
+      while (!work_.wait_for(lock, std::chrono::milliseconds(100), [&] {
         if (stopping_) return true;
+        if (queue_.queued() > 0 && !descriptors_for_a_job()) return false;
         next = queue_.take([this](const std::string& t) { return tenant_share(t); });
         return next.has_value();
-      });
+      })) {
+      }
       if (stopping_ && !next) return;
       job = *next;
     }
@@ -491,7 +510,7 @@ void JobService::run_one(const QueuedJob& q) {
   store::JobRow row = **row_r;
   auto tenant = store_.tenant(q.tenant_id);
   PolicyCaps caps = tenant && *tenant ? caps_for(**tenant) : PolicyCaps{};
-  auto request = parse_job_request(json::parse(row.request_json), caps);
+  auto request = parse_job_request(parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth), caps);
   std::string dir = work_dir(config_, row.id);
   std::shared_ptr<LogBuffer> live;
   {
@@ -572,7 +591,7 @@ void JobService::run_one(const QueuedJob& q) {
 
   json rec;
   auto text = sys::read_file(record_file, 64 << 20);
-  if (text) rec = json::parse(*text, nullptr, false);
+  if (text) rec = parse_json_or_discarded(*text, kMaxStoredJsonDepth);
   if (!text || rec.is_discarded() || !rec.is_object()) {
     std::string tail;
     for (const auto& c : live->after(0))

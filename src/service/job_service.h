@@ -107,6 +107,9 @@ class JobService {
   // The tenant's running limit and weight, as last seen (under mu_).
   TenantShare tenant_share(const std::string& tenant_id);
   void remember_share(const store::Tenant& tenant);  // under mu_
+  // Whether the service has descriptors free for one more job (under mu_).
+  bool descriptors_for_a_job();
+  bool descriptor_wait_logged_ = false;  // under mu_
 
   void log(nlohmann::json event) const {
     if (logger_) logger_(event);

@@ -1,5 +1,7 @@
 #include "service/route_helpers.h"
 
+#include "base/json_parse.h"
+
 namespace airlock::service {
 
 using api::HttpResponse;
@@ -19,6 +21,14 @@ void answer(JobService& service, const ExchangePtr& ex, HttpResponse r) {
 
 void add(api::HttpServer& server, JobService& service, const std::string& method, const std::string& pattern,
          Authed handler, api::RouteOptions options) {
+  // A body is read only for a valid key: anyone else is answered at the
+  // header and cannot make the server hold (or wait for) a body.
+  options.before_body = [&service](const api::HttpRequest& request) -> std::optional<HttpResponse> {
+    auto caller = service.authenticate(request.header("authorization"));
+    if (caller) return std::nullopt;
+    service.metrics().request(caller.error().status);
+    return from_error(caller.error());
+  };
   server.route(
       method, pattern,
       [&service, handler](ExchangePtr ex) {
@@ -37,12 +47,12 @@ std::string query_param(const ExchangePtr& ex, const char* key, const std::strin
 
 std::optional<json> json_body(JobService& service, const ExchangePtr& ex) {
   const auto& body = ex->request().body;
-  auto parsed = json::parse(body.empty() ? std::string("{}") : body, nullptr, false);
-  if (parsed.is_discarded()) {
-    answer(service, ex, HttpResponse::error(400, "bad_json", "the body is not valid JSON"));
+  auto parsed = parse_json(body.empty() ? std::string_view("{}") : std::string_view(body));
+  if (!parsed) {
+    answer(service, ex, HttpResponse::error(400, "bad_json", "the body is " + parsed.error().what));
     return std::nullopt;
   }
-  return parsed;
+  return std::move(*parsed);
 }
 
 std::optional<uint64_t> resume_offset(JobService& service, const ExchangePtr& ex) {

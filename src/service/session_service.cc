@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/check.h"
+#include "base/json_parse.h"
 #include "base/unique_fd.h"
 #include "jobs/job_egress.h"
 #include "jobs/record.h"
@@ -37,7 +38,7 @@ json session_record(const store::SessionRow& row, const std::string& closed_at, 
       peak = std::max(peak, call["usage"].value("peak_memory_bytes", uint64_t{0}));
     }
   }
-  json request = json::parse(row.request_json, nullptr, false);
+  json request = parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth);
   return {{"kind", "session"},
           {"record_version", 1},
           {"id", row.id},
@@ -70,7 +71,7 @@ Status SessionService::start() {
     auto calls = store_.session_calls(row.id);
     json list = json::array();
     if (calls)
-      for (const auto& c : *calls) list.push_back(json::parse(c.call_json, nullptr, false));
+      for (const auto& c : *calls) list.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
     std::string at = jobs::now_rfc3339();
     json events = json::array({{{"event", "lost"}, {"at", at}, {"why", "the service ended while the session was open"}}});
     json record = session_record(row, at, "service_restarted", list, events);
@@ -244,10 +245,10 @@ ApiResult<json> SessionService::list(const Caller& c) {
 
 ApiResult<json> SessionService::closed_view(const store::SessionRow& row) {
   json v = {{"id", row.id}, {"state", row.state}, {"created_at", row.created_at}, {"closed_at", row.closed_at},
-            {"close_reason", row.close_reason}, {"request", json::parse(row.request_json, nullptr, false)}};
+            {"close_reason", row.close_reason}, {"request", parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth)}};
   auto rec = store_.record(row.tenant_id, row.id);
   if (!rec) return internal(rec.error().message());
-  if (*rec) v["record"] = json::parse((*rec)->json, nullptr, false);
+  if (*rec) v["record"] = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
   return v;
 }
 
@@ -292,7 +293,7 @@ ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, con
   auto stored = store_.session_call(c.tenant.id, exec_id);
   if (!stored) return internal(stored.error().message());
   if (!*stored || (*stored)->session_id != id) return not_found("call " + exec_id);
-  json call = json::parse((*stored)->call_json, nullptr, false);
+  json call = parse_json_or_discarded((*stored)->call_json, kMaxStoredJsonDepth);
   // The session has closed: what the store keeps (outputs capped, figures by hash).
   return json{{"id", exec_id}, {"session_id", id}, {"state", "finished"}, {"status", call["status"]},
               {"stored", true}, {"result", call}};
@@ -312,7 +313,7 @@ ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
   auto calls = store_.session_calls(id);
   if (!calls) return internal(calls.error().message());
   for (const auto& call : *calls) {
-    json j = json::parse(call.call_json, nullptr, false);
+    json j = parse_json_or_discarded(call.call_json, kMaxStoredJsonDepth);
     out.push_back({{"id", call.id}, {"session_id", id}, {"state", "finished"}, {"status", j["status"]},
                    {"kind", j["kind"]}, {"created_at", j["created_at"]}, {"finished_at", j["finished_at"]}});
     listed.insert(call.id);
@@ -390,7 +391,7 @@ json SessionService::record_of(LiveSession& s) {
   json calls = json::array();
   auto stored = store_.session_calls(s.row().id);
   if (stored)
-    for (const auto& c : *stored) calls.push_back(json::parse(c.call_json, nullptr, false));
+    for (const auto& c : *stored) calls.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
   return session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
 }
 

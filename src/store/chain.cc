@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 
 namespace airlock::store {
@@ -39,7 +40,7 @@ std::string snapshot_removal_record_json(const SnapshotRow& snapshot, const std:
 }
 
 bool is_snapshot_removal_record(std::string_view json) {
-  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  auto j = parse_json_or_discarded(json, kMaxStoredJsonDepth);
   if (!j.is_object()) return false;
   auto kind = j.find("kind");
   auto digest = j.find("digest");
@@ -47,7 +48,7 @@ bool is_snapshot_removal_record(std::string_view json) {
 }
 
 std::optional<RetentionCover> parse_retention_record(std::string_view json) {
-  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  auto j = parse_json_or_discarded(json, kMaxStoredJsonDepth);
   if (!j.is_object()) return std::nullopt;
   auto kind = j.find("kind");
   auto through = j.find("removed_through_seq");

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "jobs/record.h"
 #include "store/chain.h"
 #include "store/store.h"
@@ -40,7 +41,7 @@ Result<Usage> Store::usage(const std::string& tenant_id, const std::string& from
     if (!*row) return u;
     ++u.jobs;
     ++u.by_outcome[(*s)->text(0)];
-    auto record = nlohmann::json::parse((*s)->text(1), nullptr, /*allow_exceptions=*/false);
+    auto record = parse_json_or_discarded((*s)->text(1), kMaxStoredJsonDepth);
     if (!record.is_object()) continue;
     auto it = record.find("usage");
     if (it == record.end() || !it->is_object()) continue;

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "base/nesting.h"
 #include "validate/regex.h"
 #include "validate/text.h"
 
@@ -541,22 +542,8 @@ Status validate_json(const json& schema, const json& instance, const SchemaLimit
 }
 
 Result<json> parse_json_document(std::string_view text, size_t max_depth) {
-  size_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth)
-        return fail("nested deeper than " + std::to_string(max_depth) + " levels");
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
+  if (!nesting_within(text, max_depth))
+    return fail("nested deeper than " + std::to_string(max_depth) + " levels");
   try {
     return json::parse(text);
   } catch (const json::exception& e) {

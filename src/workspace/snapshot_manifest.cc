@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "workspace/content_dir.h"
 #include "workspace/names.h"
@@ -188,7 +189,7 @@ Result<SnapshotManifest> SnapshotManifest::from_entries(std::vector<SnapshotEntr
 Result<SnapshotManifest> SnapshotManifest::from_json(std::string_view text) {
   if (text.size() > kMaxJsonBytes)
     return fail("manifest is larger than " + std::to_string(kMaxJsonBytes) + " bytes");
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto j = parse_json_or_discarded(text);
   if (j.is_discarded()) return fail("manifest is not valid JSON");
   if (!j.is_object()) return fail("manifest is not a JSON object");
   if (auto bad = check_keys(j, {"version", "entries"})) return fail("manifest: " + *bad);

@@ -557,15 +557,44 @@ TEST_F(HttpServerTest, FileResponsesAreStreamed) {
   EXPECT_EQ(client.request("GET", "/file").body.size(), content.size());  // still keep-alive
 }
 
-TEST_F(HttpServerTest, ConnectionsOverTheLimitGet503) {
+TEST_F(HttpServerTest, OverTheLimitTheOldestIdleConnectionMakesRoom) {
   options_.max_connections = 2;
   echo_routes();
   uint16_t port = start();
-  HttpClient a(port), b(port);
-  ASSERT_EQ(a.request("GET", "/v1/things/a").status, 200);
-  ASSERT_EQ(b.request("GET", "/v1/things/b").status, 200);
+  RawConnection oldest(port);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  HttpClient b(port);
+  ASSERT_EQ(b.request("GET", "/v1/things/b").status, 200);  // then idle, keep-alive
+  HttpClient third(port);
+  EXPECT_EQ(third.request("GET", "/v1/things/c").status, 200);
+  EXPECT_TRUE(oldest.closed_within(5000));
+  EXPECT_EQ(b.request("GET", "/v1/things/b").status, 200);  // reconnects: it was next in line
+}
+
+TEST_F(HttpServerTest, ConnectionsOverTheLimitGet503WhenAllAreInsideARequest) {
+  options_.max_connections = 2;
+  std::mutex m;
+  std::vector<std::shared_ptr<Exchange>> held;
+  server().route("GET", "/hold", [&](std::shared_ptr<Exchange> ex) {
+    std::lock_guard lock(m);
+    held.push_back(std::move(ex));
+  });
+  uint16_t port = start();
+  RawConnection a(port), b(port);
+  ASSERT_TRUE(a.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(b.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n"));
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(m);
+      if (held.size() == 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   RawConnection third(port);
   EXPECT_EQ(third.read_until_close(5000).rfind("HTTP/1.1 503", 0), 0u);
+  EXPECT_FALSE(a.closed_within(0));
+  std::lock_guard lock(m);
+  for (auto& ex : held) ex->respond(HttpResponse::json(200, {{"ok", true}}));
 }
 
 TEST_F(HttpServerTest, StopClosesStreamsAndLaterAnswersAreHarmless) {

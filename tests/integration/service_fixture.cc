@@ -25,8 +25,8 @@ TestKey make_key(store::Store& s, const std::string& tenant_id, const std::strin
 
 }  // namespace
 
-ServiceProcess::ServiceProcess(std::vector<std::string> extra_args)
-    : data_(dir_.sub("data")), state_(dir_.state()), extra_(std::move(extra_args)) {
+ServiceProcess::ServiceProcess(std::vector<std::string> extra_args, std::vector<std::string> launcher)
+    : data_(dir_.sub("data")), state_(dir_.state()), extra_(std::move(extra_args)), launcher_(std::move(launcher)) {
   auto s = store::Store::open(data_);
   if (!s) throw std::runtime_error("open store: " + s.error().message());
   store::TenantLimits limits;
@@ -48,6 +48,7 @@ void ServiceProcess::start() {
   std::vector<std::string> args = {AIRLOCK_BINARY, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_,
                                    "--state-dir", state_};
   args.insert(args.end(), extra_.begin(), extra_.end());
+  args.insert(args.begin(), launcher_.begin(), launcher_.end());
   LaunchedServe serve = launch_serve(args, dir_.sub("serve.log"), O_APPEND, 0644);
   pid_ = serve.pid;
   if (serve.pid < 0) throw std::runtime_error("start airlock serve");

@@ -23,7 +23,9 @@ class ServiceProcess {
  public:
   // Creates tenants "alpha", "beta" and "gamma" with keys (all scopes except
   // admin for "full"; read only for "reader"), then starts the daemon.
-  explicit ServiceProcess(std::vector<std::string> extra_args = {});
+  // `launcher` comes before the airlock command line and must exec it in the
+  // same process (e.g. {"/usr/bin/prlimit", "--nofile=256:256", "--"}).
+  explicit ServiceProcess(std::vector<std::string> extra_args = {}, std::vector<std::string> launcher = {});
   ~ServiceProcess();  // SIGTERM, wait; SIGKILL if it hangs; sweep; remove dirs
 
   void start();        // (again, after kill()) same data directory
@@ -41,7 +43,7 @@ class ServiceProcess {
  private:
   TempDir dir_;
   std::string data_, state_;
-  std::vector<std::string> extra_;
+  std::vector<std::string> extra_, launcher_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   int start_count_ = 0;

@@ -2,6 +2,9 @@
 // failing with its exact detail), including the analyst example's files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include <map>
 #include <string>
 
@@ -33,11 +36,19 @@ const char* kSummary =
 
 using Files = std::map<std::string, std::string>;
 
+// Serves each file in pieces of at most 7 bytes, so that every check is
+// exercised across piece boundaries.
 FileSource source(const Files& files) {
-  return [files](const std::string& name) -> std::optional<std::string> {
+  return [files](const std::string& name) -> std::optional<ByteSource> {
     auto it = files.find(name);
     if (it == files.end()) return std::nullopt;
-    return it->second;
+    auto text = std::make_shared<std::string>(it->second);
+    return [text, at = size_t{0}](char* buf, size_t n) mutable -> Result<size_t> {
+      size_t k = std::min({n, size_t{7}, text->size() - at});
+      std::memcpy(buf, text->data() + at, k);
+      at += k;
+      return k;
+    };
   };
 }
 

@@ -1,10 +1,8 @@
 #include "jobs/session_protocol.h"
 
-#include <sys/random.h>
-
 #include <nlohmann/json.hpp>
 
-#include "base/check.h"
+#include "jobs/state_dir.h"
 
 namespace airlock::jobs {
 namespace {
@@ -68,17 +66,7 @@ Result<KernelEvent> parse_kernel_event(std::string_view text) {
   return e;
 }
 
-std::string new_protocol_tag() {
-  unsigned char bytes[16];
-  AIRLOCK_CHECK(::getrandom(bytes, sizeof(bytes), 0) == sizeof(bytes));
-  static const char* kHex = "0123456789abcdef";
-  std::string tag;
-  for (unsigned char b : bytes) {
-    tag.push_back(kHex[b >> 4]);
-    tag.push_back(kHex[b & 15]);
-  }
-  return tag;
-}
+std::string new_protocol_tag() { return new_job_id() + new_job_id(); }  // 2 x 64 bits of getrandom(2)
 
 bool KernelStream::could_be_marked() const {
   size_t n = std::min(mark_.size(), pending_.size());

@@ -658,16 +658,19 @@ void Connection::send(HttpResponse response, bool close_after, bool linger) {
   phase_ = Phase::kResponding;
   close_after_ = close_after;
   linger_after_ = linger;
-  if (!response.file.empty()) {
-    UniqueFd fd(::open(response.file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!response.file.empty() || response.file_fd) {
+    UniqueFd fd(response.file_fd ? ::fcntl(response.file_fd->get(), F_DUPFD_CLOEXEC, 0)
+                                 : ::open(response.file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    response.file_fd.reset();
     struct stat st {};
-    if (fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    off_t start = fd ? ::lseek(fd.get(), 0, SEEK_CUR) : -1;
+    if (fd && start >= 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= start) {
       file_ = std::move(fd);
       head_ = std::make_shared<http::response<http::empty_body>>();
       fill_headers(*head_, response);
-      head_->content_length(static_cast<uint64_t>(st.st_size));
+      uint64_t size = static_cast<uint64_t>(st.st_size - start);
+      head_->content_length(size);
       head_serializer_ = std::make_shared<http::response_serializer<http::empty_body>>(*head_);
-      uint64_t size = static_cast<uint64_t>(st.st_size);
       arm(core_->options.idle_timeout_ms);
       writing_ = true;
       http::async_write_header(socket_, *head_serializer_,

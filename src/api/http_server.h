@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace airlock::api {
 
@@ -43,6 +44,8 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string file;  // if non-empty: this file's contents are the body, streamed from disk
+  // Or an open regular file, sent from its current offset to its end (wins over `file`).
+  std::shared_ptr<UniqueFd> file_fd;
 
   static HttpResponse json(int status, const nlohmann::json& body);
   // {"error":{"code":..,"message":..}}

@@ -17,7 +17,6 @@
 namespace airlock::jobs {
 namespace {
 
-constexpr size_t kMaxLine = 64 << 20;  // an answer with figures can be large; beyond this the kernel misbehaves
 constexpr int kStartMs = 30'000;       // a kernel imports nothing heavy: it is ready long before
 constexpr int kRestartMs = 10'000;     // the keeper kills by SIGKILL: the kernel is gone long before
 
@@ -25,11 +24,6 @@ int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-bool is_prefix_of_mark(std::string_view text) {
-  std::string_view mark = kKernelMark;
-  return mark.substr(0, std::min(mark.size(), text.size())) == text.substr(0, std::min(mark.size(), text.size()));
 }
 
 KernelEvent raw_output(std::string text, bool is_stderr) {
@@ -52,6 +46,7 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   auto sb = prepare_sandbox(policy, ctx);
   if (!sb) return std::unexpected(sb.error());
   auto session = std::unique_ptr<Session>(new Session(std::move(*sb)));
+  session->caps_ = o.caps;
   PreparedSandbox& box = session->sandbox_;
   if (!o.inputs.empty()) {
     std::string input_dir = "/proc/self/fd/" + std::to_string(box.mounts.inputs.get());
@@ -74,6 +69,9 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   command.env = job_environment(policy);
   command.exec_candidates = exec_candidates("python3", command.env);
   for (int fd : {box.stdout_r.get(), box.stderr_r.get()}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  // The keeper's first line on stdin is its secret (it reads it before any kernel starts).
+  if (auto st = sys::write_all(box.stdin_w.get(), session->keeper_tag_ + "\n"); !st)
+    return std::unexpected(st.error());
   if (auto st = box.process->start(command); !st) return std::unexpected(st.error());
   std::string said;
   auto ready = session->read_events(now_ms() + kStartMs, [&](const KernelEvent& e) {
@@ -127,38 +125,42 @@ Status Session::restart() {
 
 Result<Session::Wait> Session::await_fresh_kernel(bool exited, int64_t deadline_ms) {
   return read_events(deadline_ms, [&](const KernelEvent& e) {
-    if (e.kind == KernelEvent::Kind::kKernelExited) exited = true;
+    if (e.kind == KernelEvent::Kind::kKernelExited && e.tag == keeper_tag_) exited = true;
     return exited && e.kind == KernelEvent::Kind::kReady;
   });
 }
 
 Result<Session::Wait> Session::read_events(int64_t deadline_ms,
                                            const std::function<bool(const KernelEvent&)>& on_event) {
-  const std::string_view mark = kKernelMark;
   bool eof = false;
-  for (;;) {
-    // Complete lines: marked ones are protocol, anything else (or a marked
-    // line that does not parse) is raw output.
-    for (size_t nl; (nl = out_buf_.find('\n')) != std::string::npos;) {
-      std::string line = out_buf_.substr(0, nl + 1);
-      out_buf_.erase(0, nl + 1);
-      std::optional<KernelEvent> event;
-      if (line.starts_with(mark)) {
-        auto parsed = parse_kernel_event(std::string_view(line).substr(mark.size()));
-        if (parsed) event = std::move(*parsed);
+  // Marked lines are protocol, anything else (or a marked line that does not
+  // parse) is raw output; a marked line over kMaxKernelLine is dropped unread.
+  // What comes after the piece that ends the wait stays for the next wait.
+  auto deliver = [&]() {
+    while (!backlog_.empty()) {
+      KernelStream::Piece piece = std::move(backlog_.front());
+      backlog_.pop_front();
+      KernelEvent event;
+      std::optional<KernelEvent> parsed;
+      if (piece.kind == KernelStream::Piece::Kind::kLine) {
+        if (auto p = parse_kernel_event(piece.text)) parsed = std::move(*p);
+        else piece.text = std::string(kKernelMark) + piece.text + "\n";
       }
-      if (!event) event = raw_output(std::move(line), false);
-      if (on_event(*event)) return Wait::kDone;
+      if (parsed) {
+        event = std::move(*parsed);
+      } else if (piece.kind == KernelStream::Piece::Kind::kDropped) {
+        event.kind = KernelEvent::Kind::kDropped;
+        event.text = std::move(piece.text);
+      } else {
+        event = raw_output(std::move(piece.text), false);
+      }
+      if (on_event(event)) return true;
     }
-    // A partial line that cannot become a protocol line goes out now, so raw
-    // output without a newline still streams.
-    if (!out_buf_.empty() && !is_prefix_of_mark(out_buf_)) {
-      if (on_event(raw_output(std::exchange(out_buf_, {}), false))) return Wait::kDone;
-    }
-    if (out_buf_.size() > kMaxLine) {
-      out_buf_.clear();
-      if (on_event(raw_output("[airlock: dropped a kernel line over 64 MiB]\n", true))) return Wait::kDone;
-    }
+    return false;
+  };
+  if (deliver()) return Wait::kDone;
+  std::vector<KernelStream::Piece> pieces;
+  for (;;) {
     if (!alive_ || eof) {
       alive_ = false;
       return Wait::kSandboxDied;
@@ -177,8 +179,11 @@ Result<Session::Wait> Session::read_events(int64_t deadline_ms,
     char buf[65536];
     for (;;) {
       ssize_t n = ::read(sandbox_.stdout_r.get(), buf, sizeof(buf));
-      if (n > 0) out_buf_.append(buf, static_cast<size_t>(n));
+      if (n > 0) stream_.feed(std::string_view(buf, static_cast<size_t>(n)), pieces);
+      for (auto& piece : pieces) backlog_.push_back(std::move(piece));
+      pieces.clear();
       if (n == 0) eof = true;
+      if (deliver()) return Wait::kDone;
       if (n <= 0 || !init_gone) break;
     }
     for (;;) {
@@ -208,26 +213,47 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
   auto cpu_before = sandbox_.cgroup->cpu_ns();
   if (!cpu_before) return std::unexpected(cpu_before.error());
 
+  // The id is predictable; the nonce is not: only lines that carry it count
+  // for this call (session_kernel.h). Anything else naming a call is dropped.
   std::string tag = "call-" + std::to_string(next_call_++);
+  std::string nonce = new_protocol_tag();
   OutputCollector out(kCallOutputCap), err(kCallOutputCap);
+  AnswerAssembler assembler(caps_);
+  uint64_t dropped = 0;
   bool started = false, killing = false;
   std::optional<CallResult> answer;
   std::optional<std::string> kernel_exit;
+  auto ours = [&](const KernelEvent& e) {
+    if (e.tag == nonce && e.id == tag) return true;
+    ++dropped;
+    return false;
+  };
   auto on_event = [&](const KernelEvent& e) {
     switch (e.kind) {
       case KernelEvent::Kind::kOutput:
-        if (!e.id.empty() && e.id != tag) return false;  // a past call's late output
+        // Untagged output is raw (unmarked) or the keeper's, between calls.
+        if ((!e.id.empty() || !e.tag.empty()) && e.tag != keeper_tag_ && !ours(e)) return false;
         if (sink) sink(e.is_stderr, e.text);
         (e.is_stderr ? err : out).append(e.text);
         return false;
       case KernelEvent::Kind::kStarted:
-        started = started || e.id == tag;
+        if (ours(e)) started = true;
+        return false;
+      case KernelEvent::Kind::kPart:
+        if (ours(e)) assembler.part(e);
         return false;
       case KernelEvent::Kind::kAnswer:
-        if (e.id != tag) return false;  // another call's: never ends this one
-        answer = e.answer;
+        if (!ours(e)) return false;  // another call's, or forged: never ends this one
+        answer = assembler.finish(e);
         return true;
+      case KernelEvent::Kind::kDropped:
+        ++dropped;
+        return false;
       case KernelEvent::Kind::kKernelExited:
+        if (e.tag != keeper_tag_) {  // only the keeper knows its secret
+          ++dropped;
+          return false;
+        }
         // A kernel that ended before it took this call (a restart between
         // calls): the next one takes the request from the pipe.
         if (!started && !killing) {
@@ -241,7 +267,13 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
     }
   };
 
-  std::string line = nlohmann::json{{"id", tag}, {"kind", request.kind}, {"code", request.code}}.dump(
+  nlohmann::json caps = {{"value", caps_.value_bytes},
+                         {"html", caps_.html_bytes},
+                         {"error", caps_.error_bytes},
+                         {"figures", caps_.figures_bytes}};
+  std::string line =
+      nlohmann::json{{"id", tag}, {"nonce", nonce}, {"kind", request.kind}, {"code", request.code}, {"caps", caps}}
+          .dump(
                          -1, ' ', false, nlohmann::json::error_handler_t::replace) +
                      "\n";
   Result<Wait> waited = Wait::kSandboxDied;
@@ -274,6 +306,7 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
     r.html = std::move(a.html);
     r.error = std::move(a.error);
     r.figures_png_base64 = std::move(a.figures_png_base64);
+    r.truncated = a.truncated;
     r.cwd = std::move(a.cwd);
     r.exit_code = a.exit_code;
     r.status = known_answer_status(a.status) ? a.status : "error";
@@ -299,6 +332,7 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
     r.status = "timed_out";
     r.error = "the call did not stop at its timeout, and the kernel did not end after a restart";
   }
+  r.dropped_lines = dropped;
   r.stdout_text = out.take();
   r.stderr_text = err.take();
   r.ms = static_cast<double>(now_ms() - started_ms);

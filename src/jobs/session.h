@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,7 @@
 #include "jobs/job_egress.h"
 #include "jobs/policy.h"
 #include "jobs/prepared.h"
+#include "jobs/session_kernel.h"
 #include "jobs/session_protocol.h"
 #include "sandbox/cgroup.h"
 
@@ -75,6 +77,8 @@ class Session {
     // The gateway of policy.allow (prepare_egress()), served for the whole
     // session as a job's is for the job; unset: loopback only.
     std::optional<egress::GatewayConfig> egress;
+    // What the host keeps of each call's answer (value, html, error, figures).
+    CallCaps caps;
   };
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.
@@ -122,7 +126,11 @@ class Session {
   PreparedSandbox sandbox_;
   std::optional<JobEgress> egress_;  // the session's gateway, stopped with the session
   std::vector<workspace::ManifestEntry> inputs_;
-  std::string out_buf_;
+  CallCaps caps_;
+  // The keeper's secret: its kernel_exited lines carry it (session_kernel.h).
+  std::string keeper_tag_ = new_protocol_tag();
+  KernelStream stream_{kKernelMarkView, kMaxKernelLine};
+  std::deque<KernelStream::Piece> backlog_;  // split from the pipe, not yet handed to a wait
   uint64_t next_call_ = 1;
   std::atomic<bool> alive_ = true;
   std::atomic<bool> restart_requested_ = false;

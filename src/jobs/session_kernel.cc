@@ -4,13 +4,37 @@ namespace airlock::jobs {
 
 const std::string& keeper_source() {
   static const std::string source = R"PY(
-import fcntl, json, os, signal, sys, time
+import ctypes, fcntl, json, os, signal, sys, time
 
 _MARK = "\x1eairlock-kernel "
 _KERNEL = sys.argv[1]
 _kernel = [0]
 
+def _undumpable():
+    # PR_SET_DUMPABLE 0: no other process of the sandbox's user may read this
+    # one's memory (/proc/PID/mem) or open its fds (/proc/PID/fd).
+    try:
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    except Exception:
+        pass
+
+def _read_secret():
+    # The host's first line on stdin, read a byte at a time so that nothing
+    # meant for the kernel is taken. It tags the keeper's own lines; the
+    # kernels, forked and exec'd after this, never hold it.
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = os.read(0, 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode("ascii", "replace").strip()
+
+_undumpable()
+_SECRET = _read_secret()
+
 def _send(message):
+    message["tag"] = _SECRET
     data = (_MARK + json.dumps(message) + "\n").encode()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGUSR1})
     try:
@@ -123,6 +147,12 @@ import ast, base64, codecs, fcntl, io, json, os, select, signal, subprocess, sys
 import termios, threading, time, traceback
 
 _MARK = "\x1eairlock-kernel "
+_PART = 32768  # characters of a field per part line: far below the host's line limit
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: see the keeper's _undumpable()
+except Exception:
+    pass
 _channel, _out_r, _err_r = 3, 4, 5  # set up by the keeper: see _spawn()
 for _fd in (_channel, _out_r, _err_r):
     os.set_inheritable(_fd, False)
@@ -140,7 +170,7 @@ sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8"
 _ns = {"__name__": "__main__", "__builtins__": __builtins__}
 _send_lock = threading.Lock()
 _pump_lock = threading.Lock()
-_current = [None]
+_current = [None, None]  # the running call's id and nonce
 
 def _send(message, sent=None):
     data = memoryview((_MARK + json.dumps(message) + "\n").encode())
@@ -181,7 +211,8 @@ def _pump():
                     continue
                 text = decoder.decode(data)
                 if text:
-                    _send({"event": "output", "id": _current[0], "stream": name, "text": text})
+                    _send({"event": "output", "id": _current[0], "tag": _current[1], "stream": name,
+                           "text": text})
 
 def _unread(fd):
     buf = bytearray(4)
@@ -208,12 +239,39 @@ def _figures():
     if plt is None:
         return []
     out = []
-    for num in plt.get_fignums():
-        buf = io.BytesIO()
-        plt.figure(num).savefig(buf, format="png")
-        out.append(base64.b64encode(buf.getvalue()).decode())
-    plt.close("all")
+    try:
+        for num in plt.get_fignums():
+            buf = io.BytesIO()
+            plt.figure(num).savefig(buf, format="png")
+            out.append(base64.b64encode(buf.getvalue()).decode())
+    finally:
+        plt.close("all")
     return out
+
+def _send_parts(answer, caps):
+    # The big fields go as parts under the host's caps (the host keeps no
+    # more than its caps whatever comes; this only spares the pipe).
+    base = {"event": "part", "id": answer["id"], "tag": answer["tag"]}
+    truncated = []
+    for key, field in (("result", "value"), ("html", "html"), ("error", "error")):
+        text = answer.pop(key, None)
+        if not isinstance(text, str) or not text:
+            continue
+        cap = caps.get(field, 0)
+        if len(text) > cap:
+            text = text[:cap]
+            truncated.append(field)
+        for i in range(0, len(text), _PART):
+            _send_once(dict(base, field=field, text=text[i:i + _PART]))
+    room = caps.get("figures", 0)
+    for index, figure in enumerate(answer.pop("figures", None) or []):
+        if len(figure) > room:
+            truncated.append("figures")
+            continue
+        room -= len(figure)
+        for i in range(0, len(figure), _PART):
+            _send_once(dict(base, field="figure", index=index, text=figure[i:i + _PART]))
+    answer["truncated"] = truncated
 
 def _run_python(code, answer):
     try:
@@ -313,12 +371,14 @@ def _run_shell(code, answer):
         answer.update(status="error", error="exit status %d" % rc)
 
 def _run(request):
-    answer = {"event": "answer", "id": request.get("id"), "status": "ok", "result": None,
-              "html": None, "error": None, "figures": [], "exit_code": 0, "cwd": None}
+    answer = {"event": "answer", "id": request.get("id"), "tag": request.get("nonce"), "status": "ok",
+              "result": None, "html": None, "error": None, "figures": [], "exit_code": 0, "cwd": None}
     code = request.get("code")
     code = code if isinstance(code, str) else ""
-    _current[0] = answer["id"]
-    _send({"event": "started", "id": answer["id"]})
+    caps = request.get("caps")
+    caps = caps if isinstance(caps, dict) else {}
+    _current[0], _current[1] = answer["id"], answer["tag"]
+    _send({"event": "started", "id": answer["id"], "tag": answer["tag"]})
     started = time.monotonic()
     try:
         if request.get("kind") == "shell":
@@ -328,7 +388,8 @@ def _run(request):
     finally:
         answer["ms"] = round((time.monotonic() - started) * 1000, 3)
         _drain()
-        _current[0] = None
+        _current[0] = _current[1] = None
+    _send_parts(answer, caps)
     _send_once(answer)
 
 def _parse(line):
@@ -357,9 +418,9 @@ while True:
     try:
         _run(request)
     except KeyboardInterrupt:  # landed outside the call's own try
-        _current[0] = None
-        _send_once({"event": "answer", "id": request.get("id"), "status": "interrupted",
-                    "error": "KeyboardInterrupt"})
+        _current[0] = _current[1] = None
+        _send_once({"event": "answer", "id": request.get("id"), "tag": request.get("nonce"),
+                    "status": "interrupted", "error": "KeyboardInterrupt"})
 )PY";
   return source;
 }

@@ -38,10 +38,12 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace airlock::jobs {
 
 inline constexpr const char* kKernelMark = "\x1e" "airlock-kernel ";
+inline constexpr std::string_view kKernelMarkView = kKernelMark;
 
 const std::string& keeper_source();
 const std::string& kernel_source();

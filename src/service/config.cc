@@ -140,7 +140,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
       "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
-      "tenants"};
+      "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
+      "session_kept_calls_mb", "check_cpu_ms", "check_json_kb"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -185,6 +186,13 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         else if (key == "max_sessions_per_tenant") c.max_sessions_per_tenant = u;
         else if (key == "snapshot_ttl_s") c.snapshot_ttl_s = std::max<uint64_t>(1, u);
         else if (key == "snapshot_max_mb") c.snapshot_max_bytes = u << 20;
+        else if (key == "session_value_cap_kb") c.session_value_cap_bytes = u << 10;
+        else if (key == "session_html_cap_kb") c.session_html_cap_bytes = u << 10;
+        else if (key == "session_error_cap_kb") c.session_error_cap_bytes = u << 10;
+        else if (key == "session_figures_cap_kb") c.session_figures_cap_bytes = u << 10;
+        else if (key == "session_kept_calls_mb") c.session_kept_calls_bytes = u << 20;
+        else if (key == "check_cpu_ms") c.check_limits.cpu_ms = u;
+        else if (key == "check_json_kb") c.check_limits.json_bytes = u << 10;
         else if (key == "snapshot_expiry_interval_s") c.snapshot_expiry_interval_s = std::max<uint64_t>(1, u);
         else if (key == "session_idle_timeout_s" || key == "session_max_idle_timeout_s" ||
                  key == "session_max_lifetime_s") {

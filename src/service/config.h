@@ -10,6 +10,7 @@
 
 #include "base/result.h"
 #include "egress/policy.h"
+#include "validate/checks.h"
 
 namespace airlock::service {
 
@@ -57,6 +58,16 @@ struct ServiceConfig {
   int session_idle_timeout_s = 600;          // the default; a session may ask for less or more
   int session_max_idle_timeout_s = 86'400;   // the most a session may ask for
   int session_max_lifetime_s = 14'400;       // the default and the most a session may ask for
+  // What the service keeps of each session call's answer (docs/sessions.md),
+  // and of a session's ended calls together in memory (older ones are read
+  // from the store).
+  uint64_t session_value_cap_bytes = 1ull << 20;
+  uint64_t session_html_cap_bytes = 1ull << 20;
+  uint64_t session_error_cap_bytes = 256ull << 10;
+  uint64_t session_figures_cap_bytes = 8ull << 20;
+  uint64_t session_kept_calls_bytes = 32ull << 20;
+  // What a job's checks may spend on the host (check_cpu_ms: all of one job's checks together).
+  validate::CheckLimits check_limits;
   uint64_t snapshot_ttl_s = 7 * 86'400;      // snapshots are removed this long after they were taken
   uint64_t snapshot_max_bytes = 1ull << 30;  // of one snapshot's files together
   uint64_t snapshot_expiry_interval_s = 60;

@@ -11,6 +11,7 @@
 
 #include "base/json_parse.h"
 #include "base/sha256.h"
+#include "base/unique_fd.h"
 #include "jobs/outcome.h"
 #include "jobs/record.h"
 #include "jobs/state_dir.h"
@@ -606,13 +607,20 @@ void JobService::run_one(const QueuedJob& q) {
   // Checks run only on the outputs of a job that succeeded (only those were copied out).
   if (outcome == "succeeded" && !request->checks.empty()) {
     auto checks = validate::parse_checks(request->checks);
+    // Checks stream over the files (validate/checks.h): nothing is read whole here.
     auto read_from = [](const std::map<std::string, std::string>& paths) {
-      return [paths](const std::string& name) -> std::optional<std::string> {
+      return [paths](const std::string& name) -> std::optional<validate::ByteSource> {
         auto it = paths.find(name);
         if (it == paths.end()) return std::nullopt;
-        auto content = sys::read_file(it->second, 256 << 20);
-        if (!content) return std::nullopt;
-        return *content;
+        auto fd = std::make_shared<UniqueFd>(::open(it->second.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!*fd) return std::nullopt;
+        return [fd](char* buf, size_t n) -> Result<size_t> {
+          ssize_t got;
+          do got = ::read(fd->get(), buf, n);
+          while (got < 0 && errno == EINTR);
+          if (got < 0) return fail_errno("read");
+          return static_cast<size_t>(got);
+        };
       };
     };
     std::map<std::string, std::string> output_by_name;
@@ -621,7 +629,8 @@ void JobService::run_one(const QueuedJob& q) {
     json results = json::array();
     std::string first_failure;
     if (checks) {
-      for (const auto& r : validate::run_checks(*checks, read_from(output_by_name), read_from(input_by_name))) {
+      for (const auto& r : validate::run_checks(*checks, read_from(output_by_name), read_from(input_by_name),
+                                                        config_.check_limits)) {
         results.push_back(validate::to_json(r));
         if (!r.passed && first_failure.empty()) first_failure = r.label + ": " + r.detail;
       }

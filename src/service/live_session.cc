@@ -29,6 +29,14 @@ std::string capped(const std::string& text, size_t cap) {
 
 }  // namespace
 
+uint64_t held_bytes(const Exec& e) {
+  const auto& r = e.result;
+  uint64_t n = e.code.size() + r.stdout_text.size() + r.stderr_text.size() + r.result.size() + r.html.size() +
+               r.error.size() + r.cwd.size();
+  for (const auto& f : r.figures_png_base64) n += f.size();
+  return n + (e.output ? e.output->end_offset() : 0);
+}
+
 json exec_view(const Exec& e, bool with_result) {
   json v = {{"id", e.id},
             {"session_id", e.session_id},
@@ -53,6 +61,12 @@ json exec_view(const Exec& e, bool with_result) {
                  {"exit_code", r.exit_code},
                  {"cwd", r.cwd},
                  {"ms", r.ms},
+                 {"truncated",
+                  {{"value", r.truncated.value},
+                   {"html", r.truncated.html},
+                   {"error", r.truncated.error},
+                   {"figures", r.truncated.figures}}},
+                 {"dropped_kernel_lines", r.dropped_lines},
                  {"usage", {{"cpu_ms", r.usage.cpu_ms}, {"peak_memory_bytes", r.usage.peak_memory_bytes}}}};
   return v;
 }
@@ -89,11 +103,12 @@ ApiResult<OpenWorkspace> open_workspace(const LiveSession& session) {
 }
 
 LiveSession::LiveSession(store::SessionRow row, SessionRequest request, jobs::Session::Options options,
-                         uint64_t output_cap, Hooks hooks)
+                         uint64_t output_cap, uint64_t kept_bytes, Hooks hooks)
     : row_(std::move(row)),
       request_(std::move(request)),
       options_(std::move(options)),
       output_cap_(output_cap),
+      kept_bytes_(kept_bytes),
       hooks_(std::move(hooks)) {}
 
 LiveSession::~LiveSession() {
@@ -188,13 +203,19 @@ void LiveSession::run(std::function<void(const Status&)> opened) {
 }
 
 void LiveSession::forget_old_locked() {
+  // From the newest back: ended calls are kept while they fit.
   size_t finished = 0;
-  for (const auto& e : execs_) finished += e->state == "finished";
-  for (auto it = execs_.begin(); it != execs_.end() && finished > kKeptFinished;) {
-    if ((*it)->state == "finished") {
-      it = execs_.erase(it);  // a reader holding it keeps it alive until done
-      --finished;
+  uint64_t bytes = 0;
+  for (auto it = execs_.rbegin(); it != execs_.rend();) {
+    if ((*it)->state != "finished") {
+      ++it;
+      continue;
+    }
+    bytes += held_bytes(**it);
+    if (finished > 0 && (finished >= kKeptFinished || bytes > kept_bytes_)) {
+      it = std::reverse_iterator(execs_.erase(std::next(it).base()));  // a reader holding it keeps it alive until done
     } else {
+      ++finished;
       ++it;
     }
   }

@@ -41,6 +41,8 @@ struct Exec {
   jobs::CallResult result;  // when finished
 };
 
+// The bytes an ended call holds in memory (its output buffer and result).
+uint64_t held_bytes(const Exec& e);
 // The JSON of an exec: with the full result when `with_result` and finished.
 nlohmann::json exec_view(const Exec& e, bool with_result);
 // What the store keeps of an ended call (outputs capped, figures counted).
@@ -65,8 +67,10 @@ class LiveSession {
     std::function<void(const Exec&)> call_ended;  // on the session's thread, after the result is set
     std::function<void(LiveSession&)> closed;     // on the session's thread, the sandbox gone
   };
+  // `output_cap`: the live output kept per call for its stream; `kept_bytes`:
+  // the ended calls' outputs and results kept in memory together.
   LiveSession(store::SessionRow row, SessionRequest request, jobs::Session::Options options, uint64_t output_cap,
-              Hooks hooks);
+              uint64_t kept_bytes, Hooks hooks);
   ~LiveSession();  // joins the thread (close() first)
 
   // Starts the thread; `opened` is called once, from it, when the sandbox is
@@ -122,12 +126,15 @@ class LiveSession {
   // Ends every waiting call as "cancelled"; returns their output buffers, to
   // be finished once the lock is released.
   std::vector<std::shared_ptr<LogBuffer>> cancel_queued_locked(const std::string& why);
-  void forget_old_locked();  // keeps the latest kKeptFinished ended calls in memory
+  // Keeps the latest ended calls in memory: at most kKeptFinished, and no more
+  // than kept_bytes_ of them together (the latest one always).
+  void forget_old_locked();
 
   store::SessionRow row_;
   SessionRequest request_;
   jobs::Session::Options options_;
   uint64_t output_cap_;
+  uint64_t kept_bytes_;
   Hooks hooks_;
   Clock::time_point opened_at_ = Clock::now();
 

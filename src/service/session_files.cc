@@ -75,14 +75,15 @@ void SessionService::get_file(const Caller& c, const std::string& id, const std:
                               std::function<void(ApiResult<Download>)> reply) {
   auto s = open_session(c, id, Access::kRead);
   if (!s) return reply(std::unexpected(s.error()));
-  tasks_.post([session = *s, path, reply] {
+  // The copy lives (unlinked) beside the spooled request bodies, on the data disk.
+  tasks_.post([session = *s, path, reply, spool_dir = config_.data_dir + "/spool"] {
     auto ws = open_workspace(*session);
     if (!ws) return reply(std::unexpected(ws.error()));
-    auto got = workspace::read_checked(ws->root.get(), path, session->request().policy.outputs);
+    auto got = workspace::read_checked(ws->root.get(), path, session->request().policy.outputs, spool_dir);
     if (!got) return reply(from_file_error(got.error()));
-    session->note({{"event", "download"}, {"path", path}, {"size", got->content.size()}, {"sha256", got->sha256},
+    session->note({{"event", "download"}, {"path", path}, {"size", got->size}, {"sha256", got->sha256},
                    {"type", got->type}});
-    reply(Download{std::move(got->content), got->sha256, got->type});
+    reply(Download{std::make_shared<UniqueFd>(std::move(got->copy)), got->size, got->sha256, got->type});
   });
 }
 

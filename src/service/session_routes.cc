@@ -103,7 +103,7 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
                       [&jobs, ex](ApiResult<SessionService::Download> d) {
                         if (!d) return answer(jobs, ex, from_error(d.error()));
                         HttpResponse r;
-                        r.body = std::move(d->content);
+                        r.file_fd = std::move(d->file);
                         r.headers.emplace_back("Content-Type", "application/octet-stream");
                         r.headers.emplace_back("X-Content-SHA256", d->sha256);
                         r.headers.emplace_back("X-Content-Type-Detected", d->type);

@@ -149,6 +149,8 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   options.policy = request->policy;
   options.state_dir = config_.state_dir;
   options.cgroups = cgroups_.get();
+  options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
+                  config_.session_figures_cap_bytes};
   if (!request->policy.allow.empty()) {
     // The destinations were checked against the tenant's caps; now the operator's files.
     auto plan = jobs::prepare_egress(request->policy.allow,
@@ -210,7 +212,8 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
     LiveSession::Hooks hooks;
     hooks.call_ended = [this](const Exec& e) { call_ended(e); };
     hooks.closed = [this](LiveSession& s) { session_closed(s); };
-    auto s = std::make_shared<LiveSession>(row, *request, std::move(options), config_.log_buffer_bytes, hooks);
+    auto s = std::make_shared<LiveSession>(row, *request, std::move(options), config_.log_buffer_bytes,
+                                           config_.session_kept_calls_bytes, hooks);
     *live = s;
     sessions_[row.id] = s;
     // The callback runs on the session's own thread: it must not own the

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
 #include "service/api_error.h"
 #include "service/config.h"
@@ -73,8 +74,12 @@ class SessionService {
   void put_file(const Caller& c, const std::string& id, const std::string& path, const std::string& spooled,
                 uint64_t size, Reply reply);
   ApiResult<nlohmann::json> list_files(const Caller& c, const std::string& id, const std::string& path);
+  // A checked copy of the file, open at its start, sent from there (never
+  // read into memory); it goes when the response is sent.
   struct Download {
-    std::string content, sha256, type;
+    std::shared_ptr<UniqueFd> file;
+    uint64_t size = 0;
+    std::string sha256, type;
   };
   void get_file(const Caller& c, const std::string& id, const std::string& path,
                 std::function<void(ApiResult<Download>)> reply);

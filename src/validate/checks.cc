@@ -1,5 +1,7 @@
 #include "validate/checks.h"
 
+#include <time.h>
+
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -254,6 +256,44 @@ Result<std::string> check_shape(const json& element, const std::string& where) {
 
 // --- Running --------------------------------------------------------------
 
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The limits and the CPU time the checks of one run have used so far.
+class Budget {
+ public:
+  explicit Budget(const CheckLimits& limits) : limits(limits), start_(thread_cpu_ns()) {}
+  bool spent() {
+    if (!spent_) spent_ = thread_cpu_ns() - start_ > limits.cpu_ms * 1'000'000;
+    return spent_;
+  }
+  // Polled every so often inside a long loop: the clock is a system call.
+  bool spent_every(uint64_t& counter) { return (++counter & 1023) == 0 && spent(); }
+  std::string stopped() const { return "check stopped: CPU budget of " + std::to_string(limits.cpu_ms) + " ms used"; }
+  const CheckLimits& limits;
+
+ private:
+  uint64_t start_;
+  bool spent_ = false;
+};
+
+// Reads a whole (small) file; an error past `cap` bytes.
+Result<std::string> read_capped(const std::string& name, ByteSource& source, size_t cap, const char* what) {
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    auto n = source(buf, sizeof buf);
+    if (!n) return std::unexpected(n.error());
+    if (*n == 0) return text;
+    if (text.size() + *n > cap)
+      return fail(printable(name, 200) + ": more than the " + std::to_string(cap) + " bytes " + what);
+    text.append(buf, *n);
+  }
+}
+
 std::string no_output(const std::string& name) {
   return "no accepted output named " + in_quotes(name, 300);
 }
@@ -284,20 +324,26 @@ std::string column_name(const std::string& file, const std::string& column) {
   return printable(file, 200) + ":" + printable(column, 100);
 }
 
-// Neumaier-compensated sum of one column; errors name the file, column and row.
-Result<double> sum_column(const std::string& file, const std::string& text,
-                          const std::string& column) {
-  auto table = parse_csv(text);
-  if (!table) return fail(printable(file, 200) + ": " + table.error().what);
-  auto index = find_column(*table, column);
+// Neumaier-compensated sum of one column, streamed; errors name the file,
+// column and row.
+Result<double> sum_column(const std::string& file, ByteSource source, const std::string& column, Budget& budget) {
+  CsvReader reader(std::move(source), budget.limits.record_bytes);
+  auto header = reader.header();
+  if (!header) return fail(printable(file, 200) + ": " + header.error().what);
+  auto index = find_column(CsvTable{*header, {}, {}}, column);
   if (!index) return fail(printable(file, 200) + ": " + index.error().what);
   double sum = 0, compensation = 0;
-  for (size_t r = 0; r < table->rows.size(); ++r) {
-    const std::string& cell = table->rows[r][*index];
+  uint64_t polls = 0;
+  for (size_t r = 0;; ++r) {
+    if (budget.spent_every(polls)) return fail(budget.stopped());
+    auto row = reader.next_row();
+    if (!row) return fail(printable(file, 200) + ": " + row.error().what);
+    if (!*row) break;
+    const std::string& cell = (**row)[*index];
     auto value = parse_number(cell);
     if (!value) {
       std::string where = column_name(file, column) + " row " + std::to_string(r + 1) + " (line " +
-                          std::to_string(table->row_lines[r]) + ")";
+                          std::to_string(reader.row_line()) + ")";
       bool blank = cell.find_first_not_of(" \t") == std::string::npos;
       return fail(where + (blank ? ": empty cell" : ": " + in_quotes(cell, 60) + " is not a number"));
     }
@@ -313,19 +359,19 @@ Result<double> sum_column(const std::string& file, const std::string& text,
   return total;
 }
 
-CheckResult run_csv_sum(const CsvSumSpec& spec, const FileSource& outputs,
-                        const FileSource& inputs) {
+CheckResult run_csv_sum(const CsvSumSpec& spec, const FileSource& outputs, const FileSource& inputs,
+                        Budget& budget) {
   CheckResult r;
-  auto out_text = outputs(spec.output);
-  if (!out_text) return {.detail = no_output(spec.output)};
-  auto out_sum = sum_column(spec.output, *out_text, spec.column);
+  auto out_file = outputs(spec.output);
+  if (!out_file) return {.detail = no_output(spec.output)};
+  auto out_sum = sum_column(spec.output, std::move(*out_file), spec.column, budget);
   if (!out_sum) return {.detail = out_sum.error().what};
   double in_sum = 0;
   std::string in_names;
   for (const auto& in : spec.inputs) {
-    auto text = inputs(in.file);
-    if (!text) return {.detail = "no admitted input named " + in_quotes(in.file, 300)};
-    auto s = sum_column(in.file, *text, in.column);
+    auto file = inputs(in.file);
+    if (!file) return {.detail = "no admitted input named " + in_quotes(in.file, 300)};
+    auto s = sum_column(in.file, std::move(*file), in.column, budget);
     if (!s) return {.detail = s.error().what};
     in_sum += *s;
     if (!in_names.empty()) in_names += " + ";
@@ -356,12 +402,19 @@ std::string plural(uint64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-CheckResult run_row_count(const RowCountSpec& spec, const FileSource& outputs) {
-  auto text = outputs(spec.output);
-  if (!text) return {.detail = no_output(spec.output)};
-  auto table = parse_csv(*text);
-  if (!table) return {.detail = printable(spec.output, 200) + ": " + table.error().what};
-  uint64_t rows = table->rows.size();
+CheckResult run_row_count(const RowCountSpec& spec, const FileSource& outputs, Budget& budget) {
+  auto file = outputs(spec.output);
+  if (!file) return {.detail = no_output(spec.output)};
+  CsvReader reader(std::move(*file), budget.limits.record_bytes);
+  auto header = reader.header();
+  if (!header) return {.detail = printable(spec.output, 200) + ": " + header.error().what};
+  uint64_t rows = 0, polls = 0;
+  for (;; ++rows) {
+    if (budget.spent_every(polls)) return {.detail = budget.stopped()};
+    auto row = reader.next_row();
+    if (!row) return {.detail = printable(spec.output, 200) + ": " + row.error().what};
+    if (!*row) break;
+  }
   std::string has = printable(spec.output, 200) + " has " + plural(rows, "data row");
   if (spec.min && rows < *spec.min) return {.detail = has + ", fewer than min " + std::to_string(*spec.min)};
   if (spec.max && rows > *spec.max) return {.detail = has + ", more than max " + std::to_string(*spec.max)};
@@ -370,9 +423,11 @@ CheckResult run_row_count(const RowCountSpec& spec, const FileSource& outputs) {
   return {.passed = true, .detail = has + " (" + bounds + ")"};
 }
 
-CheckResult run_schema(const SchemaSpec& spec, const FileSource& outputs) {
-  auto text = outputs(spec.output);
-  if (!text) return {.detail = no_output(spec.output)};
+CheckResult run_schema(const SchemaSpec& spec, const FileSource& outputs, Budget& budget) {
+  auto file = outputs(spec.output);
+  if (!file) return {.detail = no_output(spec.output)};
+  auto text = read_capped(spec.output, *file, budget.limits.json_bytes, "a json_schema check reads");
+  if (!text) return {.detail = text.error().what};
   auto doc = parse_json_document(*text);
   if (!doc) return {.detail = printable(spec.output, 200) + ": " + doc.error().what};
   if (auto s = validate_json(*spec.schema, *doc); !s)
@@ -380,10 +435,20 @@ CheckResult run_schema(const SchemaSpec& spec, const FileSource& outputs) {
   return {.passed = true, .detail = printable(spec.output, 200) + " matches the schema"};
 }
 
-CheckResult run_image(const ImageSpec& spec, const FileSource& outputs) {
-  auto bytes = outputs(spec.output);
-  if (!bytes) return {.detail = no_output(spec.output)};
-  auto size = image_size(*bytes);
+CheckResult run_image(const ImageSpec& spec, const FileSource& outputs, Budget& budget) {
+  auto file = outputs(spec.output);
+  if (!file) return {.detail = no_output(spec.output)};
+  // The header is at the start: only that much is read.
+  std::string bytes(budget.limits.image_bytes, '\0');
+  size_t have = 0;
+  while (have < bytes.size()) {
+    auto n = (*file)(bytes.data() + have, bytes.size() - have);
+    if (!n) return {.detail = printable(spec.output, 200) + ": " + n.error().what};
+    if (*n == 0) break;
+    have += *n;
+  }
+  bytes.resize(have);
+  auto size = image_size(bytes);
   if (!size) return {.detail = printable(spec.output, 200) + ": " + size.error().what};
   std::string is = printable(spec.output, 200) + " is a " + std::to_string(size->width) + "x" +
                    std::to_string(size->height) + " " + size->format;
@@ -410,27 +475,27 @@ CheckResult run_image(const ImageSpec& spec, const FileSource& outputs) {
   return {.passed = true, .detail = is + " (" + shown + ")"};
 }
 
-CheckResult run_one(const Check& check, size_t index, const FileSource& outputs,
-                    const FileSource& inputs) {
+CheckResult run_one(const Check& check, size_t index, const FileSource& outputs, const FileSource& inputs,
+                    Budget& budget) {
   std::string where = "checks[" + std::to_string(index) + "]";
   auto invalid = [](const Error& e) { return CheckResult{.detail = "invalid check: " + e.what}; };
   if (!check.spec.is_object()) return invalid(Error{where + ": must be an object"});
   Fields f(check.spec, where);
   if (check.kind == "csv_column_sum") {
     auto spec = parse_csv_sum(f);
-    return spec ? run_csv_sum(*spec, outputs, inputs) : invalid(spec.error());
+    return spec ? run_csv_sum(*spec, outputs, inputs, budget) : invalid(spec.error());
   }
   if (check.kind == "csv_row_count") {
     auto spec = parse_row_count(f);
-    return spec ? run_row_count(*spec, outputs) : invalid(spec.error());
+    return spec ? run_row_count(*spec, outputs, budget) : invalid(spec.error());
   }
   if (check.kind == "json_schema") {
     auto spec = parse_schema_check(f);
-    return spec ? run_schema(*spec, outputs) : invalid(spec.error());
+    return spec ? run_schema(*spec, outputs, budget) : invalid(spec.error());
   }
   if (check.kind == "image_dimensions") {
     auto spec = parse_image(f);
-    return spec ? run_image(*spec, outputs) : invalid(spec.error());
+    return spec ? run_image(*spec, outputs, budget) : invalid(spec.error());
   }
   return invalid(Error{where + ": unknown kind " + in_quotes(check.kind)});
 }
@@ -460,11 +525,13 @@ Result<std::vector<Check>> parse_checks(const json& checks) {
 }
 
 std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
-                                    const FileSource& inputs) {
+                                    const FileSource& inputs, const CheckLimits& limits) {
   std::vector<CheckResult> results;
   results.reserve(checks.size());
+  Budget budget(limits);
   for (size_t i = 0; i < checks.size(); ++i) {
-    CheckResult r = run_one(checks[i], i, outputs, inputs);
+    CheckResult r =
+        budget.spent() ? CheckResult{.detail = budget.stopped()} : run_one(checks[i], i, outputs, inputs, budget);
     r.label = checks[i].label;
     r.kind = checks[i].kind;
     r.detail = truncate_utf8(std::move(r.detail), kMaxDetailBytes);

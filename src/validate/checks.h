@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "validate/csv.h"
 
 namespace airlock::validate {
 
@@ -42,15 +43,28 @@ struct CheckResult {
   std::string detail;
 };
 
-// Reads a file by name; nullopt when there is no such (accepted) file.
-using FileSource = std::function<std::optional<std::string>(const std::string& name)>;
+// Opens a file by name, to be read in pieces; nullopt when there is no such
+// (accepted) file. Checks stream over files: none is read whole but a JSON
+// document, within CheckLimits::json_bytes.
+using FileSource = std::function<std::optional<ByteSource>(const std::string& name)>;
+
+// What the checks of one job may make the host spend. CPU time counts every
+// check of the job together, on the thread that runs them: a check that finds
+// it used up fails with "check stopped: CPU budget of N ms used", and so does
+// every check after it. Memory is bounded per check by what it may hold.
+struct CheckLimits {
+  uint64_t cpu_ms = 5000;
+  size_t record_bytes = 1 << 20;  // one CSV record
+  size_t json_bytes = 4 << 20;    // a document json_schema parses whole
+  size_t image_bytes = 1 << 20;   // the start of an image, where its header is
+};
 
 // Runs every check, in order, each independently. A check that names a file
 // that is not an accepted output fails with "no accepted output named X"; an
 // input that was not admitted, with "no admitted input named X". A Check that
 // did not come from parse_checks and is malformed fails with "invalid check: ...".
 std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
-                                    const FileSource& inputs);
+                                    const FileSource& inputs, const CheckLimits& limits = {});
 
 // {"label": ..., "kind": ..., "passed": ..., "detail": ...}
 nlohmann::json to_json(const CheckResult& r);

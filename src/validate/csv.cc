@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <system_error>
 
 #include "validate/text.h"
@@ -19,78 +20,136 @@ bool is_blank_record(const std::vector<std::string>& fields, bool any_quoted) {
 
 }  // namespace
 
-Result<CsvTable> parse_csv(std::string_view text) {
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  CsvTable table;
-  bool have_header = false;
-  size_t line = 1;
-  size_t i = 0;
-  const size_t n = text.size();
-  while (i < n) {
-    // One record.
-    size_t record_line = line;
+ByteSource string_source(std::string_view text) {
+  return [text](char* buf, size_t n) mutable -> Result<size_t> {
+    size_t k = std::min(n, text.size());
+    std::memcpy(buf, text.data(), k);
+    text.remove_prefix(k);
+    return k;
+  };
+}
+
+CsvReader::CsvReader(ByteSource source, size_t max_record_bytes)
+    : source_(std::move(source)), max_record_bytes_(max_record_bytes) {}
+
+int CsvReader::peek() {
+  if (pos_ == buf_.size()) {
+    if (eof_) return -1;
+    buf_.resize(64 << 10);
+    auto n = source_(buf_.data(), buf_.size());
+    if (!n) read_error_ = n.error();
+    buf_.resize(n ? *n : 0);
+    pos_ = 0;
+    if (buf_.empty()) {
+      eof_ = true;
+      return -1;
+    }
+  }
+  return static_cast<unsigned char>(buf_[pos_]);
+}
+
+int CsvReader::get() {
+  int c = peek();
+  if (c >= 0) ++pos_;
+  return c;
+}
+
+Result<std::optional<std::vector<std::string>>> CsvReader::next_record() {
+  using Record = std::optional<std::vector<std::string>>;
+  if (!started_) {  // a leading UTF-8 BOM is skipped (the first piece read holds it)
+    started_ = true;
+    if (peek() >= 0 && buf_.compare(pos_, 3, "\xEF\xBB\xBF") == 0) pos_ += 3;
+  }
+  for (;;) {
+    if (read_error_) return std::unexpected(*read_error_);
+    if (peek() < 0) return Record{};
+    record_line_ = line_;
     std::vector<std::string> fields;
+    size_t bytes = 0;
     bool any_quoted = false;
-    bool end_of_record = false;
-    while (!end_of_record) {
+    auto over = [&]() {
+      return fail(line_error(record_line_, "a record over " + std::to_string(max_record_bytes_) + " bytes"));
+    };
+    for (bool end_of_record = false; !end_of_record;) {
       std::string field;
-      if (i < n && text[i] == '"') {
+      if (peek() == '"') {
         any_quoted = true;
-        ++i;
+        get();
         bool closed = false;
-        while (i < n) {
-          char c = text[i];
+        for (int c; (c = peek()) >= 0;) {
+          get();
           if (c == '"') {
-            if (i + 1 < n && text[i + 1] == '"') {
+            if (peek() == '"') {
+              get();
               field.push_back('"');
-              i += 2;
+              if (++bytes > max_record_bytes_) return over();
               continue;
             }
-            ++i;
             closed = true;
             break;
           }
-          if (c == '\n' || (c == '\r' && !(i + 1 < n && text[i + 1] == '\n'))) ++line;
-          field.push_back(c);
-          ++i;
+          if (c == '\n' || (c == '\r' && peek() != '\n')) ++line_;
+          field.push_back(static_cast<char>(c));
+          if (++bytes > max_record_bytes_) return over();
         }
-        if (!closed) return fail(line_error(record_line, "unterminated quoted field"));
-        if (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-          return fail(line_error(line, "text after a closing quote"));
+        if (read_error_) return std::unexpected(*read_error_);
+        if (!closed) return fail(line_error(record_line_, "unterminated quoted field"));
+        int c = peek();
+        if (c >= 0 && c != ',' && c != '\n' && c != '\r') return fail(line_error(line_, "text after a closing quote"));
       } else {
-        while (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
-          if (text[i] == '"') return fail(line_error(line, "quote inside an unquoted field"));
-          field.push_back(text[i]);
-          ++i;
+        for (int c; (c = peek()) >= 0 && c != ',' && c != '\n' && c != '\r';) {
+          if (c == '"') return fail(line_error(line_, "quote inside an unquoted field"));
+          field.push_back(static_cast<char>(get()));
+          if (++bytes > max_record_bytes_) return over();
         }
       }
       fields.push_back(std::move(field));
-      if (i >= n) {
+      bytes += 32;
+      if (bytes > max_record_bytes_) return over();
+      int c = get();
+      if (c < 0) {
         end_of_record = true;
-      } else if (text[i] == ',') {
-        ++i;
-      } else {  // line break
-        if (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') ++i;
-        ++i;
-        ++line;
+      } else if (c != ',') {  // line break
+        if (c == '\r' && peek() == '\n') get();
+        ++line_;
         end_of_record = true;
       }
     }
-    if (is_blank_record(fields, any_quoted)) continue;
-    if (!have_header) {
-      table.header = std::move(fields);
-      have_header = true;
-      continue;
-    }
-    if (fields.size() != table.header.size())
-      return fail(line_error(record_line, "row has " + std::to_string(fields.size()) +
-                                              " fields, the header has " +
-                                              std::to_string(table.header.size())));
-    table.rows.push_back(std::move(fields));
-    table.row_lines.push_back(record_line);
+    if (read_error_) return std::unexpected(*read_error_);
+    if (!is_blank_record(fields, any_quoted)) return Record{std::move(fields)};
   }
-  if (!have_header) return fail("no header row (the file is empty)");
-  return table;
+}
+
+Result<std::vector<std::string>> CsvReader::header() {
+  auto record = next_record();
+  if (!record) return std::unexpected(record.error());
+  if (!*record) return fail("no header row (the file is empty)");
+  header_size_ = (*record)->size();
+  return std::move(**record);
+}
+
+Result<std::optional<std::vector<std::string>>> CsvReader::next_row() {
+  auto record = next_record();
+  if (!record || !*record) return record;
+  if ((*record)->size() != header_size_)
+    return fail(line_error(record_line_, "row has " + std::to_string((*record)->size()) + " fields, the header has " +
+                                             std::to_string(header_size_)));
+  return record;
+}
+
+Result<CsvTable> parse_csv(std::string_view text) {
+  CsvReader reader(string_source(text), SIZE_MAX / 2);
+  CsvTable table;
+  auto header = reader.header();
+  if (!header) return std::unexpected(header.error());
+  table.header = std::move(*header);
+  for (;;) {
+    auto row = reader.next_row();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return table;
+    table.rows.push_back(std::move(**row));
+    table.row_lines.push_back(reader.row_line());
+  }
 }
 
 Result<size_t> find_column(const CsvTable& table, std::string_view name) {

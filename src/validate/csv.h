@@ -2,6 +2,7 @@
 // checks. Pure functions over bytes the caller hands in.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,37 @@ struct CsvTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;  // data rows, header excluded
   std::vector<size_t> row_lines;               // 1-based line on which each data row starts
+};
+
+// Bytes read in pieces: fills up to `n` bytes of `buf`, 0 at the end.
+using ByteSource = std::function<Result<size_t>(char* buf, size_t n)>;
+// The bytes of `text`, in pieces (it must outlive the source).
+ByteSource string_source(std::string_view text);
+
+// Reads a CSV table (the grammar of parse_csv) record by record from a
+// ByteSource, holding one record and one buffer at a time. A record whose
+// fields take more than `max_record_bytes` (each field counts 32 bytes more)
+// is an error, so a hostile file cannot make it hold more.
+class CsvReader {
+ public:
+  CsvReader(ByteSource source, size_t max_record_bytes);
+  // The header: the first record that is not blank (call it first, once).
+  Result<std::vector<std::string>> header();
+  // The next data row, or nullopt at the end; its first line is row_line().
+  Result<std::optional<std::vector<std::string>>> next_row();
+  size_t row_line() const { return record_line_; }
+
+ private:
+  int peek();  // the next byte, or -1 at the end (or after a read error)
+  int get();
+  Result<std::optional<std::vector<std::string>>> next_record();  // blank records skipped
+  ByteSource source_;
+  size_t max_record_bytes_;
+  std::string buf_;
+  size_t pos_ = 0;
+  bool eof_ = false, started_ = false;
+  std::optional<Error> read_error_;
+  size_t line_ = 1, record_line_ = 0, header_size_ = 0;
 };
 
 // Parses RFC 4180: fields separated by ',', records ended by CRLF, LF or CR,

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,7 +142,8 @@ FileResult<Listing> list_dir(int root_fd, const std::string& path, size_t max_en
   return out;
 }
 
-FileResult<Downloaded> read_checked(int root_fd, const std::string& path, const OutputPolicy& policy) {
+FileResult<Downloaded> read_checked(int root_fd, const std::string& path, const OutputPolicy& policy,
+                                    const std::string& copy_dir) {
   if (auto e = check_path(path)) return std::unexpected(*e);
   auto [dirs, name] = split(path);
   auto dir = open_dirs(root_fd, dirs, false, 0, 0);
@@ -158,18 +160,27 @@ FileResult<Downloaded> read_checked(int root_fd, const std::string& path, const 
   if (static_cast<uint64_t>(st.st_size) > policy.max_file_bytes)
     return error("too_large", "\"" + printable(path) + "\": " + std::to_string(st.st_size) +
                                   " bytes, more than the output limit of " + std::to_string(policy.max_file_bytes));
-  auto content = sys::read_all(file->get(), policy.max_file_bytes + 1);
-  if (!content) return error("internal", "read \"" + printable(path) + "\": " + content.error().message());
-  if (content->size() > policy.max_file_bytes)
-    return error("too_large", "\"" + printable(path) + "\" grew over the output limit while read");
-  FileType type = detect_type(*content);
+  UniqueFd copy(::open(copy_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (!copy) return error("internal", "make a copy in " + copy_dir + ": " + std::strerror(errno));
+  auto copied = copy_hashing(file->get(), copy.get(), policy.max_file_bytes, /*keep=*/0);
+  if (!copied) return error("internal", "copy \"" + printable(path) + "\": " + copied.error().message());
+  if (!*copied) return error("too_large", "\"" + printable(path) + "\" grew over the output limit while read");
+  FileType type = FileType::kText;
+  if ((*copied)->size > 0) {
+    void* map = ::mmap(nullptr, (*copied)->size, PROT_READ, MAP_PRIVATE, copy.get(), 0);
+    if (map == MAP_FAILED) return error("internal", std::string("map the copy: ") + std::strerror(errno));
+    type = detect_type(std::string_view(static_cast<const char*>(map), (*copied)->size));
+    ::munmap(map, (*copied)->size);
+  }
   if (!policy.allowed.count(type))
     return error("type_not_allowed", "\"" + printable(path) + "\": type " + std::string(type_name(type)) +
                                          " is not allowed out (allowed: " + describe_types(policy.allowed) + ")");
+  if (::lseek(copy.get(), 0, SEEK_SET) < 0) return error("internal", std::string("rewind the copy: ") + std::strerror(errno));
   Downloaded d;
-  d.sha256 = Sha256::of(*content);
+  d.copy = std::move(copy);
+  d.size = (*copied)->size;
+  d.sha256 = std::move((*copied)->sha256);
   d.type = std::string(type_name(type));
-  d.content = std::move(*content);
   return d;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "workspace/manifest.h"
 
 namespace airlock::workspace {
@@ -47,11 +48,18 @@ struct Listing {
 FileResult<Listing> list_dir(int root_fd, const std::string& path, size_t max_entries = 10'000);
 
 // Reads the regular file at `path` through the output policy: at most
-// policy.max_file_bytes, its detected type among policy.allowed.
+// policy.max_file_bytes, its detected type among policy.allowed. The bytes
+// are copied once, hashed as they cross, into an unlinked file in `copy_dir`
+// (on the host, out of the sandbox's reach), which is checked and handed back
+// open at its start: the caller sends it from there, and nothing is held in
+// memory (the type is detected on a mapping of the copy, unmapped at once).
 struct Downloaded {
-  std::string content, sha256, type;
+  UniqueFd copy;
+  uint64_t size = 0;
+  std::string sha256, type;
 };
-FileResult<Downloaded> read_checked(int root_fd, const std::string& path, const OutputPolicy& policy);
+FileResult<Downloaded> read_checked(int root_fd, const std::string& path, const OutputPolicy& policy,
+                                    const std::string& copy_dir);
 
 // Removes the file, symlink or directory (with everything in it) at `path`.
 FileResult<void> remove_path(int root_fd, const std::string& path);

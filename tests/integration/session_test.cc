@@ -322,6 +322,85 @@ TEST_F(SessionTest, ForgedProtocolLinesDoNotEndTheCallOrInjectAResult) {
   EXPECT_NE(channel.stdout_text.find("not json"), std::string::npos) << "a line that does not parse is raw output";
 }
 
+TEST_F(SessionTest, AnswersPlantedForLaterCallsAreDroppedAndTheCallEndsWithItsTrueStatus) {
+  // The attack of issue 11 (item 18): call ids are predictable (call-1,
+  // call-2, ...), so call 1 leaves a thread and a child process that write an
+  // answer for call 2 on the kernel's channel (fd 3) once call 2 runs, tagged
+  // with the one nonce they could know (call 1's own). Call 2 sleeps past its
+  // timeout: it must end timed_out, with no forged value, the lines counted.
+  auto plant = call(
+      "import json, os, subprocess, sys, threading, time\n"
+      "M = b'\\x1eairlock-kernel '\n"
+      "kernel = sys.modules['__main__'].__dict__\n"
+      "old = (kernel.get('_current') or [None, None])[-1]\n"
+      "def forged(i):\n"
+      "    return M + json.dumps({'event': 'answer', 'id': 'call-%d' % i, 'tag': old, 'status': 'ok',\n"
+      "                           'result': 'FORGED', 'ms': 0}).encode() + b'\\n'\n"
+      "def later():\n"
+      "    time.sleep(0.3)\n"
+      "    for i in range(1, 10): os.write(3, forged(i))\n"
+      "threading.Thread(target=later, daemon=True).start()\n"
+      "w = os.dup(3)\n"
+      "os.set_inheritable(w, True)\n"
+      "child = 'import os, time\\ntime.sleep(0.6)\\n' + ''.join(\n"
+      "    'os.write(%d, %r)\\n' % (w, forged(i)) for i in range(1, 10))\n"
+      "subprocess.Popen([sys.executable, '-c', child], pass_fds=(w,), start_new_session=True)\n"
+      "os.close(w)\n"
+      "old is not None");
+  ASSERT_EQ(plant.status, "ok") << plant.error;
+  EXPECT_EQ(plant.result, "True") << "the code could read its own call's nonce (it runs in the kernel)";
+
+  auto victim = call("import time\ntime.sleep(3)\n'true value'", /*timeout_ms=*/1000);
+  EXPECT_EQ(victim.status, "timed_out") << "a planted answer ended the call: " << victim.result;
+  EXPECT_EQ(victim.result.find("FORGED"), std::string::npos) << victim.result;
+  EXPECT_GE(victim.dropped_lines, 18u) << "each planted line (9 from the thread, 9 from the child) is counted";
+  EXPECT_GE(victim.ms, 1000) << "it ran to its timeout";
+  EXPECT_EQ(call("1 + 1").result, "2") << "the protocol is still in step";
+}
+
+TEST_F(SessionTest, AForgedKernelExitDoesNotEndTheCall) {
+  // kernel_exited is the keeper's line; the kernel's code cannot know the
+  // keeper's secret (it is not in the kernel's memory, and the keeper is not
+  // dumpable, so /proc/KEEPER/mem cannot be read).
+  auto r = call(
+      "import os, time\n"
+      "M = b'\\x1eairlock-kernel '\n"
+      "os.write(3, M + b'{\"event\": \"kernel_exited\", \"reason\": \"forged\"}\\n')\n"
+      "keeper = os.getppid()\n"
+      "try:\n"
+      "    open('/proc/%d/mem' % keeper, 'rb')\n"
+      "    readable = 'readable'\n"
+      "except OSError:\n"
+      "    readable = 'refused'\n"
+      "time.sleep(0.3)\n"
+      "readable");
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.result, "'refused'") << "the keeper's memory is out of the code's reach";
+  EXPECT_EQ(r.dropped_lines, 1u);
+}
+
+TEST_F(SessionTest, AKernelThatIgnoresTheCapsIsCutByTheHost) {
+  // The code runs in the kernel and can write on its channel with the
+  // running call's own nonce: a 30 MB answer line (dropped unread: over the
+  // line limit) and 3 MB of value parts (kept up to the value cap).
+  auto r = call(
+      "import json, os, sys\n"
+      "cid, nonce = sys.modules['__main__'].__dict__['_current']\n"
+      "M = b'\\x1eairlock-kernel '\n"
+      "line = {'event': 'answer', 'id': cid, 'tag': nonce, 'status': 'ok', 'result': 'x' * (30 << 20)}\n"
+      "os.write(3, M + json.dumps(line).encode() + b'\\n')\n"
+      "part = {'event': 'part', 'id': cid, 'tag': nonce, 'field': 'value', 'text': 'p' * 30000}\n"
+      "for i in range(100):\n"
+      "    os.write(3, M + json.dumps(part).encode() + b'\\n')\n"
+      "'real'");
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.result.size(), jobs::CallCaps{}.value_bytes) << "the host cut the value at its cap";
+  EXPECT_EQ(r.result.substr(0, 4), "pppp");
+  EXPECT_TRUE(r.truncated.value);
+  EXPECT_EQ(r.dropped_lines, 1u) << "the 30 MB line";
+  EXPECT_EQ(call("1 + 1").result, "2") << "the protocol is still in step";
+}
+
 TEST_F(SessionTest, UsageIsMeasuredPerCall) {
   auto busy = call("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4:\n    pass\n"
                    "b = bytearray(64 << 20)");

@@ -86,7 +86,7 @@ TEST(LiveFiles, PlantedSymlinksAreNeverFollowed) {
   ASSERT_FALSE(put);
   EXPECT_EQ(put.error().code, "bad_path");
   // Reading a symlink to a file outside: refused.
-  auto read = read_checked(t.fd.get(), "secret.txt", OutputPolicy{});
+  auto read = read_checked(t.fd.get(), "secret.txt", OutputPolicy{}, t.outside);
   ASSERT_FALSE(read);
   EXPECT_EQ(read.error().code, "bad_path");
   auto list = list_dir(t.fd.get(), "link");
@@ -108,22 +108,30 @@ TEST(LiveFiles, DownloadGoesThroughTheOutputPolicy) {
   ASSERT_EQ(::mkfifo((t.root + "/pipe").c_str(), 0644), 0);
   std::string binary("\x7f" "ELF\x02\x01\x01\x00\x00\x00", 10);
   t.write("tool", binary);
-  auto ok = read_checked(t.fd.get(), "chart.csv", OutputPolicy{});
+  auto ok = read_checked(t.fd.get(), "chart.csv", OutputPolicy{}, t.outside);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->type, "csv");
   EXPECT_EQ(ok->sha256, Sha256::of("x,y\n1,2\n"));
-  auto fifo = read_checked(t.fd.get(), "pipe", OutputPolicy{});  // must not hang
+  EXPECT_EQ(ok->size, 8u);
+  // The copy is the host's own, open at its start, with no name anyone could reach.
+  char buf[64];
+  EXPECT_EQ(::read(ok->copy.get(), buf, sizeof(buf)), 8);
+  EXPECT_EQ(std::string(buf, 8), "x,y\n1,2\n");
+  t.write("chart.csv", "changed after the download was checked\n");
+  EXPECT_EQ(::pread(ok->copy.get(), buf, 8, 0), 8);
+  EXPECT_EQ(std::string(buf, 8), "x,y\n1,2\n") << "what is sent is what was hashed";
+  auto fifo = read_checked(t.fd.get(), "pipe", OutputPolicy{}, t.outside);  // must not hang
   ASSERT_FALSE(fifo);
   EXPECT_EQ(fifo.error().code, "not_a_file");
-  auto bin = read_checked(t.fd.get(), "tool", OutputPolicy{});
+  auto bin = read_checked(t.fd.get(), "tool", OutputPolicy{}, t.outside);
   ASSERT_FALSE(bin);
   EXPECT_EQ(bin.error().code, "type_not_allowed");
   OutputPolicy small;
   small.max_file_bytes = 3;
-  auto big = read_checked(t.fd.get(), "chart.csv", small);
+  auto big = read_checked(t.fd.get(), "chart.csv", small, t.outside);
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().code, "too_large");
-  auto missing = read_checked(t.fd.get(), "nope.csv", OutputPolicy{});
+  auto missing = read_checked(t.fd.get(), "nope.csv", OutputPolicy{}, t.outside);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, "not_found");
 }

@@ -71,5 +71,98 @@ TEST(OutputCollector, KeepsUpToTheCapAndSaysHowMuchWasCut) {
   EXPECT_EQ(c.take(), "short") << "take() starts over";
 }
 
+TEST(KernelStream, SplitsProtocolLinesFromRawOutputAsTheyArrive) {
+  KernelStream stream("\x1eM ", 64);
+  std::vector<KernelStream::Piece> out;
+  stream.feed("raw text", out);
+  stream.feed(" more\n\x1eM {\"a\"", out);
+  stream.feed(": 1}\n\x1e", out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].kind, KernelStream::Piece::Kind::kRaw);
+  EXPECT_EQ(out[0].text, "raw text") << "raw output goes on at once, without waiting for a newline";
+  EXPECT_EQ(out[1].text, " more\n");
+  EXPECT_EQ(out[2].kind, KernelStream::Piece::Kind::kLine);
+  EXPECT_EQ(out[2].text, "{\"a\": 1}");
+  EXPECT_EQ(stream.pending(), 1u) << "a byte that may begin a mark waits for the next";
+  stream.feed("x\n", out);
+  EXPECT_EQ(out.back().kind, KernelStream::Piece::Kind::kRaw);
+  EXPECT_EQ(out.back().text, "\x1ex\n");
+}
+
+TEST(KernelStream, AHugeProtocolLineIsDroppedWhileItStreamsNeverHeldWhole) {
+  // A kernel (or code writing to its channel) that sends one 30 MB line: the
+  // host holds at most the line limit plus one piece, drops the line as one
+  // kDropped piece, and reads the next line normally.
+  KernelStream stream("\x1eM ", 1024);
+  std::vector<KernelStream::Piece> out;
+  stream.feed("\x1eM {\"event\": \"answer\", \"result\": \"", out);
+  std::string chunk(65536, 'x');
+  size_t most = 0;
+  for (int i = 0; i < 480; ++i) {
+    stream.feed(chunk, out);
+    most = std::max(most, stream.pending());
+  }
+  EXPECT_LE(most, 1024u + chunk.size()) << "never more than the limit and one piece";
+  stream.feed("\"}\n\x1eM {\"event\": \"ready\"}\n", out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, KernelStream::Piece::Kind::kDropped);
+  EXPECT_NE(out[0].text.find("over 1024 bytes"), std::string::npos) << out[0].text;
+  EXPECT_EQ(out[1].kind, KernelStream::Piece::Kind::kLine);
+  EXPECT_EQ(out[1].text, "{\"event\": \"ready\"}") << "the stream goes on after the dropped line";
+  EXPECT_EQ(stream.pending(), 0u);
+}
+
+KernelEvent part(const std::string& field, const std::string& text, int64_t index = 0) {
+  KernelEvent e;
+  e.kind = Kind::kPart;
+  e.field = field;
+  e.text = text;
+  e.index = index;
+  return e;
+}
+
+TEST(AnswerAssembler, KeepsEachFieldWithinItsCapAndSaysWhatWasCut) {
+  CallCaps caps{.value_bytes = 10, .html_bytes = 4, .error_bytes = 100, .figures_bytes = 8};
+  AnswerAssembler a(caps);
+  for (int i = 0; i < 1000; ++i) a.part(part("value", "0123456789"));  // a kernel that ignores the caps
+  a.part(part("html", "ab\xc3\xa9\xc3\xa9"));                          // "abéé": cut inside no character
+  a.part(part("figure", "AAAA", 0));
+  a.part(part("figure", "BBBB", 1));
+  a.part(part("figure", "CC", 2));  // over the 8 bytes: left out whole
+  a.part(part("figure", "CC", 2));
+  auto line = parse_kernel_event(R"({"event": "answer", "id": "call-1", "tag": "n", "status": "ok",
+      "error": "E", "result": "more", "truncated": ["error"]})");
+  ASSERT_TRUE(line);
+  auto r = a.finish(*line);
+  EXPECT_EQ(r.status, "ok");
+  EXPECT_EQ(r.result, "0123456789");
+  EXPECT_TRUE(r.truncated.value) << "the host cut it, whatever the kernel said";
+  EXPECT_EQ(r.html, "ab\xc3\xa9");
+  EXPECT_TRUE(r.truncated.html);
+  EXPECT_EQ(r.error, "E");
+  EXPECT_TRUE(r.truncated.error) << "the kernel's own claim is kept";
+  EXPECT_EQ(r.figures_png_base64, (std::vector<std::string>{"AAAA", "BBBB"}));
+  EXPECT_TRUE(r.truncated.figures);
+}
+
+TEST(AnswerAssembler, FieldsWithinTheCapsAreWholeAndUnflagged) {
+  AnswerAssembler a(CallCaps{});
+  a.part(part("value", "4"));
+  a.part(part("value", "2"));
+  a.part(part("figure", "iVBO", 0));
+  auto line = parse_kernel_event(R"({"event": "answer", "id": "call-1", "status": "error", "exit_code": 2})");
+  auto r = a.finish(*line);
+  EXPECT_EQ(r.result, "42");
+  EXPECT_EQ(r.figures_png_base64, std::vector<std::string>{"iVBO"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(r.truncated.value || r.truncated.html || r.truncated.error || r.truncated.figures);
+}
+
+TEST(ProtocolTag, IsFreshEachTime) {
+  auto a = new_protocol_tag(), b = new_protocol_tag();
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_NE(a, b);
+}
+
 }  // namespace
 }  // namespace airlock::jobs

@@ -2,6 +2,9 @@
 // failing with its exact detail), including the analyst example's files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include <map>
 #include <string>
 
@@ -33,11 +36,19 @@ const char* kSummary =
 
 using Files = std::map<std::string, std::string>;
 
+// Serves each file in pieces of at most 7 bytes, so that every check is
+// exercised across piece boundaries.
 FileSource source(const Files& files) {
-  return [files](const std::string& name) -> std::optional<std::string> {
+  return [files](const std::string& name) -> std::optional<ByteSource> {
     auto it = files.find(name);
     if (it == files.end()) return std::nullopt;
-    return it->second;
+    auto text = std::make_shared<std::string>(it->second);
+    return [text, at = size_t{0}](char* buf, size_t n) mutable -> Result<size_t> {
+      size_t k = std::min({n, size_t{7}, text->size() - at});
+      std::memcpy(buf, text->data() + at, k);
+      at += k;
+      return k;
+    };
   };
 }
 
@@ -399,6 +410,54 @@ TEST(CheckRunTest, HostileTextInDetailsIsBoundedAndPrintable) {
   r = run_one(c, {{"o.csv", "total\n\xc3(\x1b[31m\n"}}, {{"i.csv", "amount\n1\n"}});
   EXPECT_EQ(r.detail, "o.csv:total row 1 (line 2): \"\\xc3(\\x1b[31m\" is not a number");
   EXPECT_NO_THROW(to_json(r).dump());
+}
+
+TEST(CheckRunTest, ChecksShareOneCpuBudgetAndStopClearlyPastIt) {
+  // 32 row counts over a 4 MB table with a 1 ms budget for all of them: the
+  // first one to find it used stops, and every check after it too.
+  std::string table = "a,b\n";
+  while (table.size() < (4u << 20)) table += "1,2\n";
+  auto parsed = parse_checks(json::array({json{{"kind", "csv_row_count"}, {"output", "t.csv"}, {"min", 0}}}));
+  ASSERT_TRUE(parsed);
+  std::vector<Check> checks;
+  for (int i = 0; i < 32; ++i) {
+    Check c = (*parsed)[0];
+    c.label = "count " + std::to_string(i);
+    checks.push_back(c);
+  }
+  CheckLimits limits;
+  limits.cpu_ms = 1;
+  auto results = run_checks(checks, source({{"t.csv", table}}), source({}), limits);
+  ASSERT_EQ(results.size(), 32u);
+  EXPECT_EQ(results[31].detail, "check stopped: CPU budget of 1 ms used");
+  EXPECT_FALSE(results[31].passed);
+  size_t stopped = 0;
+  for (const auto& r : results) stopped += r.detail == "check stopped: CPU budget of 1 ms used";
+  EXPECT_GE(stopped, 30u) << "no check runs once the budget is used";
+}
+
+TEST(CheckRunTest, ARecordOverTheLimitFailsItsCheckInsteadOfBeingHeld) {
+  CheckLimits limits;
+  limits.record_bytes = 1000;
+  auto parsed = parse_checks(json::array({json{{"kind", "csv_row_count"}, {"output", "t.csv"}, {"min", 0}}}));
+  ASSERT_TRUE(parsed);
+  std::string wide = "a\n1\n\"" + std::string(5000, 'x') + "\"\n";
+  auto r = run_checks(*parsed, source({{"t.csv", wide}}), source({}), limits).at(0);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.detail, "t.csv: line 3: a record over 1000 bytes");
+  std::string many = "a\n" + std::string(100, ',') + "\n";  // 101 empty fields count 32 bytes each
+  r = run_checks(*parsed, source({{"t.csv", many}}), source({}), limits).at(0);
+  EXPECT_EQ(r.detail, "t.csv: line 2: a record over 1000 bytes");
+}
+
+TEST(CheckRunTest, AJsonDocumentOverItsLimitIsNotRead) {
+  CheckLimits limits;
+  limits.json_bytes = 100;
+  auto parsed = parse_checks(json::array({json{{"kind", "json_schema"}, {"output", "d.json"}, {"schema", json::object()}}}));
+  ASSERT_TRUE(parsed) << parsed.error().what;
+  auto r = run_checks(*parsed, source({{"d.json", "[" + std::string(200, '1') + "]"}}), source({}), limits).at(0);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.detail, "d.json: more than the 100 bytes a json_schema check reads");
 }
 
 }  // namespace

@@ -22,8 +22,9 @@ struct TestKey {
 class ServiceProcess {
  public:
   // Creates tenants "alpha" and "beta" with keys (all scopes except admin
-  // for "full"; read only for "reader"), then starts the daemon.
-  explicit ServiceProcess(std::vector<std::string> extra_args = {});
+  // for "full"; read only for "reader"), then starts the daemon. The data
+  // directory is `data_dir` when given (e.g. a filesystem the test mounted).
+  explicit ServiceProcess(std::vector<std::string> extra_args = {}, std::string data_dir = "");
   ~ServiceProcess();  // SIGTERM, wait; SIGKILL if it hangs; sweep; remove dirs
 
   void start();        // (again, after kill()) same data directory

@@ -154,15 +154,19 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
   row.size = checked->size;
   row.sha256 = checked->sha256;
   std::string dir = file_dir(config_, row.id);
-  if (auto st = sys::make_dirs(dir, 0755); !st) return internal(st.error().message());
+  if (auto st = sys::make_dirs(dir, 0755); !st) return storage_failure(st.error());
   row.path = dir + "/" + name;
-  if (::rename(spooled.c_str(), row.path.c_str()) < 0) return internal("store the upload");
+  if (::rename(spooled.c_str(), row.path.c_str()) < 0) {
+    auto failed = fail_errno("store the upload");
+    (void)sys::remove_tree(dir);
+    return storage_failure(failed.error());
+  }
   ::chmod(row.path.c_str(), 0444);
   row.created_at = jobs::now_rfc3339();
   auto added = store_.add_file(row);
   if (!added) {
     (void)sys::remove_tree(dir);
-    return internal(added.error().message());
+    return storage_failure(added.error());
   }
   return json{{"id", added->id},         {"name", added->name},
               {"size", added->size},     {"sha256", added->sha256},
@@ -206,7 +210,7 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   auto created = store_.create_job(row);
   if (!created) {
     queue_.remove(row.id);
-    return internal(created.error().message());
+    return storage_failure(created.error());
   }
   if (!created->second) {
     queue_.remove(row.id);  // idempotent replay: the earlier job stands
@@ -328,7 +332,7 @@ ApiResult<json> JobService::publish(const Caller& c, const std::string& id, cons
   auto file = output(c, id, name);
   if (!file) return std::unexpected(file.error());
   std::string at = jobs::now_rfc3339();
-  if (auto st = store_.publish(id, name, c.key.id, at); !st) return internal(st.error().message());
+  if (auto st = store_.publish(id, name, c.key.id, at); !st) return storage_failure(st.error());
   return json{{"job", id}, {"name", name}, {"sha256", file->sha256}, {"published_by", c.key.id}, {"published_at", at}};
 }
 

@@ -94,6 +94,8 @@ JobService::JobService(ServiceConfig config, store::Store& store)
 JobService::~JobService() { stop(); }
 
 Status JobService::start() {
+  // Request bodies a killed service was still receiving (no request is in flight before the server starts).
+  (void)sys::remove_tree(config_.data_dir + "/spool");
   for (const auto& d : {config_.data_dir, config_.data_dir + "/files", config_.work_dir,
                         config_.data_dir + "/spool"})
     if (auto st = sys::make_dirs(d, 0700); !st) return st;

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Set up and build airlock, then run every test (unit and integration; needs root).
 # Exits with ctest's status; the output ends with ctest's summary.
+# AIRLOCK_SANITIZE=unit (or service) then also runs scripts/sanitize.sh with
+# that argument: the tests again under ASan + UBSan, in build-asan/ (see
+# docs/faults.md for what each costs); its status counts too.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,4 +13,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 echo "airlock test: running ctest"
 status=0
 ctest --test-dir "${repo}/build" --output-on-failure -j1 || status=$?
+if [[ -n "${AIRLOCK_SANITIZE:-}" ]]; then
+  "${repo}/scripts/sanitize.sh" "$AIRLOCK_SANITIZE" || status=$?
+fi
 exit "$status"

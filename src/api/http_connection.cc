@@ -59,6 +59,20 @@ bool client_gone(beast::error_code ec) {
          ec == http::error::partial_message;
 }
 
+// Why spooling a body failed, as the client hears it: 507 when the disk is
+// full (nothing was kept; the client may retry later), else 500.
+struct SpoolRefusal {
+  int status;
+  const char* code;
+  const char* message;
+};
+SpoolRefusal spool_refusal(beast::error_code ec) {
+  bool full = ec.category() == boost::system::system_category() && (ec.value() == ENOSPC || ec.value() == EDQUOT);
+  if (full)
+    return {507, "insufficient_storage", "the server's storage is full; nothing was stored, try again later"};
+  return {500, "internal", "cannot store the request body"};
+}
+
 std::string endpoint_text(const tcp::socket& socket) {
   beast::error_code ec;
   tcp::endpoint ep = socket.remote_endpoint(ec);
@@ -560,7 +574,8 @@ void Connection::read_body() {
     if (ec) {
       reading_ = false;
       info_.error = "cannot create the spool file " + path + ": " + ec.message();
-      reply_error(500, "internal", "cannot store the request body", true);
+      auto why = spool_refusal(ec);
+      reply_error(why.status, why.code, why.message, true);
       return;
     }
     spool->path = std::move(path);
@@ -590,7 +605,8 @@ void Connection::on_body(beast::error_code ec) {
       reply_error(400, "bad_request", "malformed request body: " + ec.message(), true);
     } else {  // writing the spool file failed (disk full, ...)
       info_.error = "spooling the body: " + ec.message();
-      reply_error(500, "internal", "cannot store the request body", true);
+      auto why = spool_refusal(ec);
+      reply_error(why.status, why.code, why.message, true);
     }
     return;
   }

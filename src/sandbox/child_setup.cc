@@ -21,13 +21,15 @@
 
 namespace airlock::sandbox {
 
-Step wait_for_go(int sync_fd) {
+Step wait_for_go(const ChildFds& fds) {
+  if (fds.host_end >= 0) ::close(fds.host_end);
+  AIRLOCK_STEP("set the parent-death signal", ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
   Msg msg{};
   ssize_t n;
-  do n = ::recv(sync_fd, &msg, sizeof(msg), 0);
+  do n = ::recv(fds.sync, &msg, sizeof(msg), 0);
   while (n < 0 && errno == EINTR);
   if (n < 0) return step_failed("wait for the host");
-  if (n != sizeof(msg) || msg.kind != MsgKind::kGo) {
+  if (n != sizeof(msg) || msg.kind != MsgKind::kGo) {  // n == 0: the host died before the prctl
     errno = EPROTO;
     return step_failed("wait for the host");
   }

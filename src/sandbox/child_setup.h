@@ -14,9 +14,14 @@ struct ChildFds {
   int stdout_w = -1;
   int stderr_w = -1;
   int stdin_r = -1;  // the payload's stdin; -1: /dev/null
+  int host_end = -1;  // the host's end of sync, which the child inherited a copy of; -1: none
 };
 
-Step wait_for_go(int sync_fd);
+// Closes the child's copy of the host's end and dies with the host (until
+// the uid change below clears it), then waits for the host's go: a host
+// that died at any moment ends the child, whose wait would otherwise last
+// for ever.
+Step wait_for_go(const ChildFds& fds);
 Step become_namespace_root();  // uid/gid 0 inside the new user namespace, no groups
 Step set_hostname(const std::string& name);
 Step bring_up_loopback();

@@ -145,7 +145,7 @@ Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
   int pidfd = -1;
   auto pid = clone_sandbox(*request.spec, request.cgroup->clone_into_fd(),
                            ChildFds{child_end.get(), request.stdout_w.get(), request.stderr_w.get(),
-                                    request.stdin_r.get()},
+                                    request.stdin_r.get(), host_end.get()},
                            &pidfd);
   if (!pid) return std::unexpected(pid.error());
   SandboxProcess process(*pid, UniqueFd(pidfd), std::move(host_end));

@@ -3,8 +3,11 @@
 // kForbidden: a tenant cannot learn that something exists.
 #pragma once
 
+#include <cerrno>
 #include <expected>
 #include <string>
+
+#include "base/result.h"
 
 namespace airlock::service {
 
@@ -25,6 +28,13 @@ inline std::unexpected<ApiError> not_found(const std::string& what) {
 }
 inline std::unexpected<ApiError> internal(const std::string& message) {
   return api_error(500, "internal", message);
+}
+// A failed write to the service's own storage: 507 when its disk is full
+// (nothing was kept; the client may try again later), else 500.
+inline std::unexpected<ApiError> storage_failure(const Error& e) {
+  if (e.err == ENOSPC || e.err == EDQUOT)
+    return api_error(507, "insufficient_storage", "the service's storage is full; nothing was stored, try again later");
+  return internal(e.message());
 }
 
 }  // namespace airlock::service

@@ -98,6 +98,8 @@ JobService::JobService(ServiceConfig config, store::Store& store)
 JobService::~JobService() { stop(); }
 
 Status JobService::start() {
+  // Request bodies a killed service was still receiving (no request is in flight before the server starts).
+  (void)sys::remove_tree(config_.data_dir + "/spool");
   for (const auto& d : {config_.data_dir, config_.data_dir + "/files", config_.work_dir,
                         config_.data_dir + "/spool"})
     if (auto st = sys::make_dirs(d, 0700); !st) return st;
@@ -140,6 +142,11 @@ void JobService::stop() {
   for (auto& t : workers_) t.join();
   workers_.clear();
   if (housekeeping_.joinable()) housekeeping_.join();
+  retry_unstored();
+  std::lock_guard lock(mu_);
+  for (const auto& e : unstored_)  // the next start ends these jobs as sandbox_error
+    log({{"event", "record_lost"}, {"job_id", e.job_id}, {"tenant", e.tenant_id}, {"outcome", e.outcome}});
+  unstored_.clear();
   ::rmdir(config_.work_dir.c_str());  // only if empty: a job's scratch is removed with the job
 }
 
@@ -177,15 +184,19 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
   row.size = checked->size;
   row.sha256 = checked->sha256;
   std::string dir = file_dir(config_, row.id);
-  if (auto st = sys::make_dirs(dir, 0755); !st) return internal(st.error().message());
+  if (auto st = sys::make_dirs(dir, 0755); !st) return storage_failure(st.error());
   row.path = dir + "/" + name;
-  if (::rename(spooled.c_str(), row.path.c_str()) < 0) return internal("store the upload");
+  if (::rename(spooled.c_str(), row.path.c_str()) < 0) {
+    auto failed = fail_errno("store the upload");
+    (void)sys::remove_tree(dir);
+    return storage_failure(failed.error());
+  }
   ::chmod(row.path.c_str(), 0444);
   row.created_at = jobs::now_rfc3339();
   auto added = store_.add_file(row);
   if (!added) {
     (void)sys::remove_tree(dir);
-    return internal(added.error().message());
+    return storage_failure(added.error());
   }
   return json{{"id", added->id},         {"name", added->name},
               {"size", added->size},     {"sha256", added->sha256},
@@ -230,7 +241,7 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   auto created = store_.create_job(row);
   if (!created) {
     queue_.remove(row.id);
-    return internal(created.error().message());
+    return storage_failure(created.error());
   }
   if (!created->second) {
     queue_.remove(row.id);  // idempotent replay: the earlier job stands
@@ -317,10 +328,7 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
       return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
     }
   }
-  if (was_queued) {
-    finish_without_running(**row, "cancelled", "cancelled before it started");
-    job_ended(id);
-  }
+  if (was_queued) finish_without_running(**row, "cancelled", "cancelled before it started");
   auto now = store_.job(c.tenant.id, id);
   if (!now || !*now) return internal("job vanished");
   return view(**now);
@@ -352,7 +360,7 @@ ApiResult<json> JobService::publish(const Caller& c, const std::string& id, cons
   auto file = output(c, id, name);
   if (!file) return std::unexpected(file.error());
   std::string at = jobs::now_rfc3339();
-  if (auto st = store_.publish(id, name, c.key.id, at); !st) return internal(st.error().message());
+  if (auto st = store_.publish(id, name, c.key.id, at); !st) return storage_failure(st.error());
   return json{{"job", id}, {"name", name}, {"sha256", file->sha256}, {"published_by", c.key.id}, {"published_at", at}};
 }
 
@@ -481,10 +489,40 @@ void JobService::finish_without_running(const store::JobRow& row, const std::str
   rec["states"] = {{"created_at", row.created_at},
                    {"started_at", row.started_at.empty() ? json(nullptr) : json(row.started_at)},
                    {"finished_at", rec["finished_at"]}};
-  auto stored = store_.finish_job(row.id, outcome, rec["finished_at"], rec.dump(), {});
   metrics_.job_finished(outcome, 0);
   log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome},
-       {"reason", reason}, {"stored", stored.has_value()}});
+       {"reason", reason}});
+  store_ending({row.id, row.tenant_id, outcome, rec["finished_at"], rec.dump(), {}});
+}
+
+void JobService::store_ending(Ending e) {
+  auto stored = store_.finish_job(e.job_id, e.outcome, e.finished_at, e.record, e.artifacts);
+  if (stored) return job_ended(e.job_id);
+  // A failure of the disk (full, quota, I/O) passes; a refusal (already finished) does not.
+  bool keep = stored.error().err != 0;
+  log({{"event", "record_not_stored"}, {"job_id", e.job_id}, {"tenant", e.tenant_id},
+       {"error", stored.error().message()}, {"kept", keep}});
+  if (!keep) return job_ended(e.job_id);
+  std::lock_guard lock(mu_);
+  unstored_.push_back(std::move(e));
+}
+
+void JobService::retry_unstored() {
+  std::vector<Ending> pending;
+  {
+    std::lock_guard lock(mu_);
+    pending.swap(unstored_);
+  }
+  for (auto& e : pending) {
+    auto stored = store_.finish_job(e.job_id, e.outcome, e.finished_at, e.record, e.artifacts);
+    if (stored) {
+      log({{"event", "record_stored"}, {"job_id", e.job_id}, {"tenant", e.tenant_id}});
+      job_ended(e.job_id);
+    } else {
+      std::lock_guard lock(mu_);
+      unstored_.push_back(std::move(e));
+    }
+  }
 }
 
 void JobService::job_ended(const std::string& job_id) {
@@ -520,10 +558,7 @@ void JobService::run_one(const QueuedJob& q) {
     if (!slot) slot = std::make_shared<LogBuffer>(config_.log_buffer_bytes);
     live = slot;
   }
-  auto fail_job = [&](const std::string& why) {
-    finish_without_running(row, "sandbox_error", why);
-    job_ended(row.id);
-  };
+  auto fail_job = [&](const std::string& why) { finish_without_running(row, "sandbox_error", why); };
   if (!request) return fail_job("the stored request no longer parses: " + request.error().message());
   if (auto st = sys::make_dirs(dir + "/out", 0700); !st) return fail_job(st.error().message());
 
@@ -554,8 +589,8 @@ void JobService::run_one(const QueuedJob& q) {
     auto snap = store_.snapshot(row.tenant_id, request->snapshot);
     if (!snap) return fail_job(snap.error().message());
     if (!*snap) {
-      finish_without_running(row, "input_rejected", "snapshot " + request->snapshot + " was removed before the job ran");
-      return job_ended(row.id);
+      return finish_without_running(row, "input_rejected",
+                                    "snapshot " + request->snapshot + " was removed before the job ran");
     }
     std::string manifest = dir + "/snapshot.json";
     if (auto st = sys::write_file_atomic(manifest, (*snap)->manifest_json, 0400); !st)
@@ -685,13 +720,10 @@ void JobService::run_one(const QueuedJob& q) {
                            {"spawn_ms", ms(t_spawn, t_spawned)},
                            {"airlock_ms", ms(t_spawned, t_ended)},
                            {"finish_ms", ms(t_ended, Clock::now())}};
-  auto stored = store_.finish_job(row.id, outcome, finished_at, rec.dump(), artifacts);
-  if (!stored) release();
-  log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome},
-       {"stored", stored.has_value()}, {"error", stored ? "" : stored.error().message()}});
+  log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome}});
   metrics_.job_finished(outcome, seconds_between(row.started_at, finished_at));
   (void)sys::remove_tree(dir);
-  job_ended(row.id);
+  store_ending({row.id, row.tenant_id, outcome, finished_at, rec.dump(), std::move(artifacts)});
 }
 
 std::optional<std::string> JobService::over_storage_quota(const std::string& tenant_id, const std::string& tenant_name,
@@ -726,6 +758,7 @@ ApiResult<json> JobService::run_retention() {
 
 void JobService::housekeeping_loop() {
   auto next_retention = Clock::now();
+  auto next_retry = Clock::now();
   std::unique_lock lock(mu_);
   while (!stopping_) {
     auto now = Clock::now();
@@ -745,8 +778,13 @@ void JobService::housekeeping_loop() {
       else ++it;
     }
     bool retention_due = now >= next_retention;
+    bool retry = !unstored_.empty() && now >= next_retry;
     lock.unlock();
     for (auto& f : expired) f();
+    if (retry) {
+      retry_unstored();
+      next_retry = now + std::chrono::seconds(1);
+    }
     if (retention_due) {
       (void)run_retention();
       next_retention = now + std::chrono::seconds(config_.retention_interval_s);

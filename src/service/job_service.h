@@ -96,6 +96,16 @@ class JobService {
   void run_one(const QueuedJob& job);
   // Ends a job that never ran (cancelled while queued, or left by a dead service).
   void finish_without_running(const store::JobRow& row, const std::string& outcome, const std::string& reason);
+  // A finished job's record on its way to the store.
+  struct Ending {
+    std::string job_id, tenant_id, outcome, finished_at, record;
+    std::vector<store::ArtifactRow> artifacts;
+  };
+  // Stores the record, then ends the job. A record the store cannot take now
+  // (its disk is full) is kept, and housekeeping stores it once it can; until
+  // then the job still shows its last state.
+  void store_ending(Ending e);
+  void retry_unstored();  // housekeeping: one more try for each kept record
   // The job's record is stored: finish its output buffer, answer its waiters.
   void job_ended(const std::string& job_id);
   nlohmann::json view(const store::JobRow& row);
@@ -133,6 +143,7 @@ class JobService {
   };
   std::vector<Waiter> waiters_;
   std::map<std::string, TenantShare> tenant_shares_;  // by tenant id
+  std::vector<Ending> unstored_;  // records waiting for room in the store
   std::vector<std::thread> workers_;
   std::thread housekeeping_;
   std::condition_variable housekeeping_wake_;

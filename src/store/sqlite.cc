@@ -1,15 +1,32 @@
 #include "store/sqlite.h"
 
+#include <cerrno>
 #include <utility>
 
 #include "base/check.h"
 
 namespace airlock::store {
 
+namespace {
+
+// The errno behind a result code, so callers can tell a full disk apart:
+// SQLite answers SQLITE_FULL for ENOSPC and an I/O error carrying the
+// system's errno for the rest (EDQUOT, EIO, ...).
+int errno_of(sqlite3* db, int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_FULL: return ENOSPC;
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN: return sqlite3_system_errno(db);
+    default: return 0;
+  }
+}
+
+}  // namespace
+
 std::unexpected<Error> sqlite_fail(sqlite3* db, const std::string& what) {
   if (!db) return fail(what + ": out of memory");
-  return fail(what + ": " + sqlite3_errmsg(db) + " (code " +
-              std::to_string(sqlite3_extended_errcode(db)) + ")");
+  int rc = sqlite3_extended_errcode(db);
+  return fail_with(what + ": " + sqlite3_errmsg(db) + " (code " + std::to_string(rc) + ")", errno_of(db, rc));
 }
 
 Statement& Statement::bind(int index, std::string_view text) {
@@ -89,7 +106,7 @@ Status Database::exec(const char* sql) {
   if (rc == SQLITE_OK) return {};
   std::string text = message ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
-  return fail(std::string("sql: ") + sql + ": " + text);
+  return fail_with(std::string("sql: ") + sql + ": " + text, errno_of(db_.get(), rc));
 }
 
 Result<Statement> Database::prepare(std::string_view sql) {

@@ -25,8 +25,12 @@ TestKey make_key(store::Store& s, const std::string& tenant_id, const std::strin
 
 }  // namespace
 
-ServiceProcess::ServiceProcess(std::vector<std::string> extra_args, std::vector<std::string> launcher)
-    : data_(dir_.sub("data")), state_(dir_.state()), extra_(std::move(extra_args)), launcher_(std::move(launcher)) {
+ServiceProcess::ServiceProcess(std::vector<std::string> extra_args, std::vector<std::string> launcher,
+                               std::string data_dir)
+    : data_(data_dir.empty() ? dir_.sub("data") : std::move(data_dir)),
+      state_(dir_.state()),
+      extra_(std::move(extra_args)),
+      launcher_(std::move(launcher)) {
   auto s = store::Store::open(data_);
   if (!s) throw std::runtime_error("open store: " + s.error().message());
   store::TenantLimits limits;

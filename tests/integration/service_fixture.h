@@ -24,8 +24,10 @@ class ServiceProcess {
   // Creates tenants "alpha", "beta" and "gamma" with keys (all scopes except
   // admin for "full"; read only for "reader"), then starts the daemon.
   // `launcher` comes before the airlock command line and must exec it in the
-  // same process (e.g. {"/usr/bin/prlimit", "--nofile=256:256", "--"}).
-  explicit ServiceProcess(std::vector<std::string> extra_args = {}, std::vector<std::string> launcher = {});
+  // same process (e.g. {"/usr/bin/prlimit", "--nofile=256:256", "--"}). The
+  // data directory is `data_dir` when given (e.g. a filesystem the test mounted).
+  explicit ServiceProcess(std::vector<std::string> extra_args = {}, std::vector<std::string> launcher = {},
+                          std::string data_dir = "");
   ~ServiceProcess();  // SIGTERM, wait; SIGKILL if it hangs; sweep; remove dirs
 
   void start();        // (again, after kill()) same data directory

@@ -74,7 +74,7 @@ Result<JobSpec> build_job_spec(const JobPolicy& p, const std::string& root_mount
                  {mounts.tmp.get(), "tmp"},
                  {mounts.shm.get(), "dev/shm"}};
   rlim_t cpu_s = cpu_rlimit_seconds(p);
-  spec.rlimits = {{RLIMIT_CORE, 0, 0},
+  spec.rlimits = {{RLIMIT_CORE, 1, 1},  // no dump at all: see seccomp_filter.cc
                   {RLIMIT_NOFILE, 1024, 1024},
                   {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},
                   {RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};

@@ -128,7 +128,7 @@ long ioctl_stdin(unsigned long request) {
              reinterpret_cast<long>(&arg));
 }
 
-long socket_of(unsigned long family, int type, int protocol = 0) {
+long socket_of(unsigned long family, int type, long protocol = 0) {
   long r = sys(SYS_socket, static_cast<long>(family), type, protocol);
   if (r >= 0) close(static_cast<int>(r));
   return r;
@@ -187,7 +187,7 @@ long preadv2_with(long flags) {
   if (fd < 0) return -1;
   char c;
   iovec iov{&c, 1};
-  return sys(SYS_preadv2, fd, reinterpret_cast<long>(&iov), 1, 0, 0, flags);
+  return syscall(SYS_preadv2, fd, reinterpret_cast<long>(&iov), 1, 0, 0, flags);
 }
 
 // Every tty ioctl request, with and without high bits: only TIOCSTI and

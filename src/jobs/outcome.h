@@ -44,8 +44,9 @@ struct Decision {
 
 // Priority: cancelled, timed_out, cpu_limit, memory_limit (an OOM kill and
 // the program did not succeed, or socket buffers at their limit whatever the
-// program did: the kernel then stalls or drops traffic instead), failed (non-zero exit or signal; unknown end
-// counts as failed), output_rejected, succeeded.
+// program did: the kernel then stalls or drops traffic instead), failed
+// (non-zero exit or signal; unknown end counts as failed), output_rejected,
+// succeeded.
 Decision decide_outcome(const RunFacts& facts, uint64_t timeout_ms, uint64_t cpu_time_ms);
 
 // Status for `airlock run`: the program's own for succeeded/failed

@@ -4,6 +4,7 @@
 
 #include "base/strings.h"
 #include "jobs/policy.h"
+#include "sandbox/core_pattern.h"
 #include "sandbox/seccomp_cache.h"
 #include "sandbox/tmpfs.h"
 
@@ -74,10 +75,11 @@ Result<JobSpec> build_job_spec(const JobPolicy& p, const std::string& root_mount
                  {mounts.tmp.get(), "tmp"},
                  {mounts.shm.get(), "dev/shm"}};
   rlim_t cpu_s = cpu_rlimit_seconds(p);
-  spec.rlimits = {{RLIMIT_CORE, 0, 0},
+  spec.rlimits = {{RLIMIT_CORE, 1, 1},  // no dump at all: see seccomp_filter.cc
                   {RLIMIT_NOFILE, 1024, 1024},
                   {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},
                   {RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
+  if (auto st = sandbox::check_host_core_pattern(); !st) return std::unexpected(st.error());
   auto filter = sandbox::load_or_build_job_filter(cache_dir);
   if (!filter) return std::unexpected(filter.error());
   spec.seccomp = std::move(*filter);

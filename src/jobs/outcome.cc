@@ -55,6 +55,9 @@ Decision decide_outcome(const RunFacts& f, uint64_t timeout_ms, uint64_t cpu_tim
   if (f.oom_kills > 0 && !program_ok)
     return {Outcome::kMemoryLimit, "memory limit reached: the kernel killed " +
                                        std::to_string(f.oom_kills) + " process(es)"};
+  if (f.socket_memory_limit_hit)
+    return {Outcome::kMemoryLimit,
+            "memory limit reached by socket buffers: the kernel held back the job's network traffic"};
   if (f.signal) return {Outcome::kFailed, "the program died by " + signal_text(*f.signal)};
   if (!f.exit_code) return {Outcome::kFailed, "the program ended without an exit status"};
   if (*f.exit_code != 0)

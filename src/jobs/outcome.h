@@ -33,6 +33,7 @@ struct RunFacts {
   bool cpu_exceeded = false;     // airlock ended it at the cpu-time limit
   bool cancelled = false;
   uint64_t oom_kills = 0;
+  bool socket_memory_limit_hit = false;  // socket buffers filled their limit
   bool outputs_rejected = false;
 };
 
@@ -42,8 +43,10 @@ struct Decision {
 };
 
 // Priority: cancelled, timed_out, cpu_limit, memory_limit (an OOM kill and
-// the program did not succeed), failed (non-zero exit or signal; unknown end
-// counts as failed), output_rejected, succeeded.
+// the program did not succeed, or socket buffers at their limit whatever the
+// program did: the kernel then stalls or drops traffic instead), failed
+// (non-zero exit or signal; unknown end counts as failed), output_rejected,
+// succeeded.
 Decision decide_outcome(const RunFacts& facts, uint64_t timeout_ms, uint64_t cpu_time_ms);
 
 // Status for `airlock run`: the program's own for succeeded/failed

@@ -144,6 +144,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
   auto usage = cgroup.usage();
   if (!usage) return std::unexpected(usage.error());
   facts.oom_kills = usage->oom_kills;
+  facts.socket_memory_limit_hit = usage->socket_memory_limit_hit;
   rec.usage = {run->wall_ms, usage->cpu_ns / 1'000'000, usage->peak_memory_bytes};
   if (p.cpu_time_ms && usage->cpu_ns >= p.cpu_time_ms * 1'000'000) facts.cpu_exceeded = !facts.cancelled && !facts.timed_out;
   rec.stdout_stream = std::move(run->out);
@@ -151,7 +152,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
   if (rec.stdout_stream.truncated) rec.add_limit("stdout");
   if (rec.stderr_stream.truncated) rec.add_limit("stderr");
   if (usage->pids_limit_hit) rec.add_limit("pids");
-  if (usage->oom_kills > 0) rec.add_limit("memory");
+  if (usage->oom_kills > 0 || usage->socket_memory_limit_hit) rec.add_limit("memory");
   if (facts.timed_out) rec.add_limit("wall_time");
   if (facts.cpu_exceeded) rec.add_limit("cpu_time");
   note_full_mounts(sb->mounts, rec);

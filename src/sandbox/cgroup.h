@@ -21,7 +21,8 @@
 namespace airlock::sandbox {
 
 struct CgroupLimits {
-  uint64_t memory_bytes = 0;  // 0: no limit. Swap is limited to the same total.
+  uint64_t memory_bytes = 0;  // 0: no limit. Swap is limited to the same total;
+                              // on v1, socket buffers get a budget of this size too.
   uint64_t pids = 0;          // 0: no limit
   double cpus = 0;            // CPU bandwidth in cores (1.5 = 150%); 0: no limit
 };
@@ -31,6 +32,10 @@ struct CgroupUsage {
   uint64_t peak_memory_bytes = 0;  // high-water mark of memory use
   uint64_t oom_kills = 0;          // processes the OOM killer killed here
   bool pids_limit_hit = false;     // a fork failed because of pids.max
+  // Socket buffers reached the memory limit: v1 charges them (TCP and UDP) to
+  // memory.kmem.tcp, set to the memory limit, apart from memory.limit. (v2
+  // counts them in memory.max itself; going over shows as an OOM kill.)
+  bool socket_memory_limit_hit = false;
 };
 
 class Cgroup {

@@ -123,6 +123,20 @@ Result<CgroupLayout> choose_cgroup_layout(const std::vector<CgroupMount>& mounts
   return layout;
 }
 
+Status check_v2_socket_accounting(std::string_view kernel_cmdline) {
+  for (std::string_view word : cgroupfs::parse_words(kernel_cmdline)) {
+    if (word == "--") break;  // what follows belongs to init, not the kernel
+    if (!word.starts_with("cgroup.memory=")) continue;
+    for (std::string_view option : split(word.substr(word.find('=') + 1), ',')) {
+      if (option == "nosocket") {
+        return fail("cgroup v2: the kernel was booted with cgroup.memory=nosocket, so socket buffers "
+                    "would be outside the jobs' memory limit; boot without it");
+      }
+    }
+  }
+  return {};
+}
+
 Result<std::unique_ptr<CgroupBackend>> detect_cgroup_backend(std::string parent) {
   constexpr const char* kSysFsCgroup = "/sys/fs/cgroup";
   auto text = sys::read_file("/proc/self/mountinfo");
@@ -138,6 +152,9 @@ Result<std::unique_ptr<CgroupBackend>> detect_cgroup_backend(std::string parent)
   auto layout = choose_cgroup_layout(mounts, controllers, kSysFsCgroup);
   if (!layout) return std::unexpected(layout.error());
   if (layout->kind == CgroupLayout::Kind::kV2) {
+    auto cmdline = sys::read_file("/proc/cmdline");
+    if (!cmdline) return std::unexpected(cmdline.error());
+    if (auto st = check_v2_socket_accounting(*cmdline); !st) return std::unexpected(st.error());
     return make_cgroup_v2_backend(layout->v2_root, std::move(parent));
   }
   return make_cgroup_v1_backend(layout->v1_root, layout->unified, std::move(parent));

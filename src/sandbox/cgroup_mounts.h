@@ -42,6 +42,11 @@ Result<CgroupLayout> choose_cgroup_layout(const std::vector<CgroupMount>& mounts
                                           std::string_view root_controllers,
                                           std::string_view sys_fs_cgroup = "/sys/fs/cgroup");
 
+// cgroup v2 charges socket buffers to the job's memory.max unless the kernel
+// was booted with cgroup.memory=nosocket (`kernel_cmdline`: /proc/cmdline).
+// Then they are outside every limit: an error that says so.
+Status check_v2_socket_accounting(std::string_view kernel_cmdline);
+
 // For each of `controllers`, the mount point of the v1 hierarchy carrying it
 // (co-mounted controllers such as "cpu,cpuacct" map to the same point). A
 // mount beneath `v1_root` is preferred. Controllers with no mount are absent.

@@ -6,7 +6,8 @@
 //
 // v1 rules kept here: release_agent and notify_on_release are never written
 // (CVE-2022-0492); memory.limit_in_bytes is set before memory.memsw (memsw
-// must stay >= limit); rmdir answers EBUSY while tasks are still leaving, so
+// must stay >= limit); memory.kmem.tcp gets the memory limit too, or socket
+// buffers escape it; rmdir answers EBUSY while tasks are still leaving, so
 // removal retries; an OOM-killed group is only empty once its dying tasks
 // have exited, which kill_all waits for.
 #include <fcntl.h>
@@ -134,6 +135,9 @@ class CgroupV1 final : public Cgroup {
       // "oom_kill" appeared in Linux 4.13; older kernels show only under_oom.
       auto oom = cgroupfs::read_keyed(join(d, "memory.oom_control"), "oom_kill");
       u.oom_kills = oom.value_or(0);
+      auto sockets = socket_limit_hit(d);
+      if (!sockets) return std::unexpected(sockets.error());
+      u.socket_memory_limit_hit = *sockets;
     }
     if (std::string d = dir_of("pids"); !d.empty()) {
       auto hits = cgroupfs::zero_if_missing(cgroupfs::read_keyed(join(d, "pids.events"), "max"));
@@ -199,6 +203,19 @@ class CgroupV1 final : public Cgroup {
   }
 
  private:
+  // This kernel keeps no failcnt for memory.kmem.tcp (only memory.limit
+  // tracks one since 6.x), so a peak at the limit is the sign; older kernels
+  // count failures, which also says it.
+  static Result<bool> socket_limit_hit(const std::string& dir) {
+    auto limit = cgroupfs::read_u64(join(dir, "memory.kmem.tcp.limit_in_bytes"));
+    if (!limit) return std::unexpected(limit.error());
+    auto peak = cgroupfs::read_u64(join(dir, "memory.kmem.tcp.max_usage_in_bytes"));
+    if (!peak) return std::unexpected(peak.error());
+    auto failures = cgroupfs::read_u64(join(dir, "memory.kmem.tcp.failcnt"));
+    if (!failures) return std::unexpected(failures.error());
+    return *failures > 0 || *peak >= *limit;
+  }
+
   Result<std::vector<pid_t>> all_pids() const {
     std::vector<pid_t> all;
     for (const auto& dir : v1_dirs_) {
@@ -257,6 +274,9 @@ Status apply_limits(const CgroupV1& group, const CgroupLimits& limits) {
     auto st = sys::write_file(memsw, bytes);
     if (!st && st.error().err == ENOENT) st = sys::write_file(join(d, "memory.swappiness"), "0");
     if (!st) return st;
+    // v1 charges socket buffers (TCP and UDP alike) only to a group with a
+    // TCP limit; without one they are outside every limit (docs/kernel-notes.md).
+    if (auto st = sys::write_file(join(d, "memory.kmem.tcp.limit_in_bytes"), bytes); !st) return st;
   }
   if (limits.pids > 0) {
     if (auto st = sys::write_file(join(group.dir_of("pids"), "pids.max"), std::to_string(limits.pids)); !st) {

@@ -109,7 +109,9 @@ Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_d
                           "/proc/key-users",   "/proc/timer_list",   "/proc/sched_debug",
                           "/proc/latency_stats", "/proc/kmsg",       "/proc/config.gz",
                           "/proc/kpagecgroup", "/proc/kpagecount",   "/proc/kpageflags",
-                          "/proc/vmallocinfo", "/proc/iomem",        "/proc/ioports"};
+                          "/proc/vmallocinfo", "/proc/iomem",        "/proc/ioports",
+                          // Every file lock on the host, with device and inode.
+                          "/proc/locks"};
   spec.proc_mask_dirs = {"/proc/acpi", "/proc/scsi", "/proc/asound", "/proc/driver"};
   spec.proc_readonly = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
 

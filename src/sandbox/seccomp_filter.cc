@@ -6,11 +6,14 @@
 // clock_adjtime (clock tuning), name_to_handle_at (the handle half of
 // open_by_handle_at), the legacy AIO calls io_setup/io_submit/... (unused by
 // the runtimes, old kernel surface), modify_ldt, remap_file_pages,
-// memfd_secret, fanotify_mark, statmount/listmount, and sync (host-wide
-// writeback; fsync/fdatasync/syncfs stay). Never allowed: mount and the new
-// mount API, unshare, setns, chroot, pivot_root, bpf, keyctl, perf_event_open,
-// userfaultfd, io_uring_*, kexec_*, modules, open_by_handle_at, reboot, swap,
-// acct, quotactl, lookup_dcookie, syslog, clock setting, iopl/ioperm, vhangup.
+// memfd_secret, fanotify_mark, statmount/listmount, sync (host-wide
+// writeback; fsync/fdatasync/syncfs stay), and what carries messages between
+// jobs through the shared image: inotify_*, flock, fcntl F_SETLEASE/F_NOTIFY
+// and preadv2 with RWF_NOWAIT (docs/security.md). Never allowed: mount and
+// the new mount API, unshare, setns, chroot, pivot_root, bpf, keyctl,
+// perf_event_open, userfaultfd, io_uring_*, kexec_*, modules,
+// open_by_handle_at, reboot, swap, acct, quotactl, lookup_dcookie, syslog,
+// clock setting, iopl/ioperm, vhangup.
 //
 // Anything not allowed fails with EPERM. Only the native x86-64 ABI exists:
 // libseccomp sends an i386 (`int 0x80`) call and an x32 call (nr|0x40000000)
@@ -24,12 +27,15 @@
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,29 +71,27 @@ constexpr const char* kAllowed[] = {
     "epoll_create1", "epoll_ctl", "epoll_pwait", "epoll_pwait2", "epoll_wait",
     "eventfd", "eventfd2", "execve", "execveat", "exit", "exit_group",
     "faccessat", "faccessat2", "fadvise64", "fallocate", "fchdir", "fchmod",
-    "fchmodat", "fchmodat2", "fchown", "fchownat", "fcntl", "fdatasync",
-    "fgetxattr", "flistxattr", "flock", "fork", "fremovexattr", "fsetxattr",
-    "fstat", "fstatfs", "fsync", "ftruncate", "futex", "futex_requeue",
-    "futex_wait", "futex_waitv", "futex_wake", "futimesat", "get_robust_list",
-    "get_thread_area", "getcpu", "getcwd", "getdents", "getdents64", "getegid",
-    "geteuid", "getgid", "getgroups", "getitimer", "getpeername", "getpgid",
-    "getpgrp", "getpid", "getppid", "getpriority", "getrandom", "getresgid",
-    "getresuid", "getrlimit", "getrusage", "getsid", "getsockname",
-    "getsockopt", "gettid", "gettimeofday", "getuid", "getxattr", "getxattrat",
-    "inotify_add_watch", "inotify_init", "inotify_init1", "inotify_rm_watch",
-    "ioprio_get", "ioprio_set", "kill", "landlock_add_rule",
-    "landlock_create_ruleset", "landlock_restrict_self", "lchown", "lgetxattr",
-    "link", "linkat", "listen", "listxattr", "listxattrat", "llistxattr",
-    "lremovexattr", "lseek", "lsetxattr", "lstat", "madvise",
-    "map_shadow_stack", "membarrier", "memfd_create", "mincore", "mkdir",
-    "mkdirat", "mknod", "mknodat", "mlock", "mlock2", "mlockall", "mmap",
-    "mprotect", "mq_getsetattr", "mq_notify", "mq_open", "mq_timedreceive",
-    "mq_timedsend", "mq_unlink", "mremap", "mseal", "msgctl", "msgget",
-    "msgrcv", "msgsnd", "msync", "munlock", "munlockall", "munmap", "nanosleep",
-    "newfstatat", "open", "openat", "openat2", "pause", "pidfd_open",
-    "pidfd_send_signal", "pipe", "pipe2", "pkey_alloc", "pkey_free",
-    "pkey_mprotect", "poll", "ppoll", "prctl", "pread64", "preadv", "preadv2",
-    "prlimit64", "process_mrelease", "pselect6", "pwrite64", "pwritev",
+    "fchmodat", "fchmodat2", "fchown", "fchownat", "fdatasync", "fgetxattr",
+    "flistxattr", "fork", "fremovexattr", "fsetxattr", "fstat", "fstatfs",
+    "fsync", "ftruncate", "futex", "futex_requeue", "futex_wait", "futex_waitv",
+    "futex_wake", "futimesat", "get_robust_list", "get_thread_area", "getcpu",
+    "getcwd", "getdents", "getdents64", "getegid", "geteuid", "getgid",
+    "getgroups", "getitimer", "getpeername", "getpgid", "getpgrp", "getpid",
+    "getppid", "getpriority", "getrandom", "getresgid", "getresuid",
+    "getrlimit", "getrusage", "getsid", "getsockname", "getsockopt", "gettid",
+    "gettimeofday", "getuid", "getxattr", "getxattrat", "ioprio_get",
+    "ioprio_set", "kill", "landlock_add_rule", "landlock_create_ruleset",
+    "landlock_restrict_self", "lchown", "lgetxattr", "link", "linkat", "listen",
+    "listxattr", "listxattrat", "llistxattr", "lremovexattr", "lseek",
+    "lsetxattr", "lstat", "madvise", "map_shadow_stack", "membarrier",
+    "memfd_create", "mincore", "mkdir", "mkdirat", "mknod", "mknodat", "mlock",
+    "mlock2", "mlockall", "mmap", "mprotect", "mq_getsetattr", "mq_notify",
+    "mq_open", "mq_timedreceive", "mq_timedsend", "mq_unlink", "mremap",
+    "mseal", "msgctl", "msgget", "msgrcv", "msgsnd", "msync", "munlock",
+    "munlockall", "munmap", "nanosleep", "newfstatat", "open", "openat",
+    "openat2", "pause", "pidfd_open", "pidfd_send_signal", "pipe", "pipe2",
+    "pkey_alloc", "pkey_free", "pkey_mprotect", "poll", "ppoll", "prctl",
+    "pread64", "preadv", "process_mrelease", "pselect6", "pwrite64", "pwritev",
     "pwritev2", "read", "readahead", "readlink", "readlinkat", "readv",
     "recvfrom", "recvmmsg", "recvmsg", "removexattr", "removexattrat", "rename",
     "renameat", "renameat2", "restart_syscall", "rmdir", "rseq", "rt_sigaction",
@@ -101,15 +105,15 @@ constexpr const char* kAllowed[] = {
     "sendmsg", "sendto", "set_robust_list", "set_thread_area",
     "set_tid_address", "setfsgid", "setfsuid", "setgid", "setgroups",
     "setitimer", "setpgid", "setpriority", "setregid", "setresgid", "setresuid",
-    "setreuid", "setrlimit", "setsid", "setsockopt", "setuid", "setxattr",
-    "setxattrat", "shmat", "shmctl", "shmdt", "shmget", "shutdown",
-    "sigaltstack", "signalfd", "signalfd4", "socketpair", "splice", "stat",
-    "statfs", "statx", "symlink", "symlinkat", "sync_file_range", "syncfs",
-    "sysinfo", "tee", "tgkill", "time", "timer_create", "timer_delete",
-    "timer_getoverrun", "timer_gettime", "timer_settime", "timerfd_create",
-    "timerfd_gettime", "timerfd_settime", "times", "tkill", "truncate", "umask",
-    "uname", "unlink", "unlinkat", "utime", "utimensat", "utimes", "vfork",
-    "vmsplice", "wait4", "waitid", "write", "writev",
+    "setreuid", "setsid", "setsockopt", "setuid", "setxattr", "setxattrat",
+    "shmat", "shmctl", "shmdt", "shmget", "shutdown", "sigaltstack", "signalfd",
+    "signalfd4", "splice", "stat", "statfs", "statx", "symlink", "symlinkat",
+    "sync_file_range", "syncfs", "sysinfo", "tee", "tgkill", "time",
+    "timer_create", "timer_delete", "timer_getoverrun", "timer_gettime",
+    "timer_settime", "timerfd_create", "timerfd_gettime", "timerfd_settime",
+    "times", "tkill", "truncate", "umask", "uname", "unlink", "unlinkat",
+    "utime", "utimensat", "utimes", "vfork", "vmsplice", "wait4", "waitid",
+    "write", "writev",
 };
 // clang-format on
 
@@ -190,32 +194,75 @@ std::vector<Rule> allow_unless_low32_in(const char* name, unsigned arg,
   return rules;
 }
 
+// What a process may create a socket for: unix of any type; TCP and UDP over
+// IPv4/IPv6, named by protocol 0 or by their own number (so no MPTCP,
+// UDP-Lite, SCTP, ICMP "ping" sockets, raw or packet); netlink only for routes
+// (getaddrinfo, `ip addr`).
+struct InetSocket {
+  uint32_t type;
+  uint32_t protocol;
+};
+constexpr InetSocket kInetSockets[] = {{SOCK_STREAM, 0},
+                                       {SOCK_STREAM, IPPROTO_TCP},
+                                       {SOCK_DGRAM, 0},
+                                       {SOCK_DGRAM, IPPROTO_UDP}};
+
+// fcntl commands that reach other processes through a shared file: a lease
+// (F_SETLEASE) and dnotify (F_NOTIFY, inotify's predecessor on directories).
+constexpr uint32_t kDeniedFcntls[] = {F_SETLEASE, F_NOTIFY};
+// The one resource limit a job may not set (docs/security.md, core dumps).
+constexpr uint32_t kFixedRlimits[] = {RLIMIT_CORE};
+
+std::vector<Rule> socket_rules() {
+  std::vector<Rule> rules = {
+      {"socket", SCMP_ACT_ALLOW, {low32_eq(0, AF_UNIX)}},
+      {"socket",
+       SCMP_ACT_ALLOW,
+       {low32_eq(0, AF_NETLINK), low32_eq(2, NETLINK_ROUTE)}},
+      // Pairs only between unix sockets (the kernel offers them for no other
+      // family today, but that is its configuration, not our policy).
+      {"socketpair", SCMP_ACT_ALLOW, {low32_eq(0, AF_UNIX)}},
+  };
+  for (uint32_t family : {AF_INET, AF_INET6}) {
+    for (const InetSocket& s : kInetSockets) {
+      rules.push_back({"socket",
+                       SCMP_ACT_ALLOW,
+                       {low32_eq(0, family),
+                        masked_eq(1, kSockTypeMask, s.type),
+                        low32_eq(2, s.protocol)}});
+    }
+  }
+  return rules;
+}
+
 std::vector<Rule> argument_rules() {
   std::vector<Rule> rules = {
       // Processes and threads, never new namespaces. clone3 keeps its flags
       // in memory, out of the filter's reach: ENOSYS makes glibc use clone.
       {"clone", SCMP_ACT_ALLOW, {masked_eq(0, kCloneNamespaceFlags, 0)}},
       {"clone3", SCMP_ACT_ERRNO(ENOSYS), {}},
-      // Sockets: unix of any type; IPv4/IPv6 stream or datagram (no raw, no
-      // packet, below); netlink only for routes (getaddrinfo, `ip addr`).
-      {"socket", SCMP_ACT_ALLOW, {low32_eq(0, AF_UNIX)}},
-      {"socket",
+      // RLIMIT_CORE is 1 so that no crash makes a dump (a pipe core_pattern
+      // aborts at exactly 1, a file needs a page): it may be read, not set,
+      // for any process (prlimit64 with no new limit is a query).
+      {"prlimit64",
        SCMP_ACT_ALLOW,
-       {low32_eq(0, AF_NETLINK), low32_eq(2, NETLINK_ROUTE)}},
+       {low32_eq(1, RLIMIT_CORE), SCMP_CMP(2, SCMP_CMP_EQ, 0)}},
+      // RWF_NOWAIT answers EAGAIN for pages not in the page cache: a probe
+      // of what another job read from the shared image.
+      {"preadv2", SCMP_ACT_ALLOW, {masked_eq(5, RWF_NOWAIT, 0)}},
   };
-  for (uint32_t family : {AF_INET, AF_INET6}) {
-    for (uint32_t type : {SOCK_STREAM, SOCK_DGRAM}) {
-      rules.push_back(
-          {"socket",
-           SCMP_ACT_ALLOW,
-           {low32_eq(0, family), masked_eq(1, kSockTypeMask, type)}});
-    }
-  }
+  std::ranges::move(socket_rules(), std::back_inserter(rules));
   for (uint32_t persona : kAllowedPersonalities) {
     rules.push_back({"personality", SCMP_ACT_ALLOW, {low32_eq(0, persona)}});
   }
   // Terminal input injection (CVE-2017-5226) and the console's TIOCLINUX.
   std::ranges::move(allow_unless_low32_in("ioctl", 1, kDeniedIoctls),
+                    std::back_inserter(rules));
+  std::ranges::move(allow_unless_low32_in("fcntl", 1, kDeniedFcntls),
+                    std::back_inserter(rules));
+  std::ranges::move(allow_unless_low32_in("setrlimit", 0, kFixedRlimits),
+                    std::back_inserter(rules));
+  std::ranges::move(allow_unless_low32_in("prlimit64", 1, kFixedRlimits),
                     std::back_inserter(rules));
   return rules;
 }

@@ -6,9 +6,12 @@
 // a call through a foreign ABI (i386 `int 0x80`, x32) kills the process.
 // Argument rules: clone only without namespace flags, clone3 answers ENOSYS
 // (glibc falls back to clone), ioctl never TIOCSTI/TIOCLINUX, socket only for
-// AF_UNIX, AF_INET/AF_INET6 stream or datagram (no raw/packet), and
-// AF_NETLINK/NETLINK_ROUTE (for getaddrinfo), personality only PER_LINUX,
-// a query, or the few harmless values Docker allows.
+// AF_UNIX, AF_INET/AF_INET6 TCP or UDP (protocol 0 or its own number: no
+// raw, packet, MPTCP, UDP-Lite, SCTP or ICMP), and AF_NETLINK/NETLINK_ROUTE
+// (for getaddrinfo), socketpair only AF_UNIX, personality only PER_LINUX, a
+// query, or the few harmless values Docker allows; fcntl never F_SETLEASE or
+// F_NOTIFY, preadv2 never RWF_NOWAIT, and RLIMIT_CORE read but never set
+// (setrlimit, prlimit64 for any pid).
 #pragma once
 
 #include <linux/filter.h>
@@ -33,8 +36,9 @@ Result<SeccompProgram> build_job_filter();
 Status install_filter(const SeccompProgram& program);
 
 // The syscall names the default filter lets through, sorted (for docs and
-// tests). Includes the four allowed only under an argument rule (clone, ioctl,
-// personality, socket); excludes clone3, which is answered with ENOSYS.
+// tests). Includes those allowed only under an argument rule (clone, fcntl,
+// ioctl, personality, preadv2, prlimit64, setrlimit, socket, socketpair);
+// excludes clone3, which is answered with ENOSYS.
 std::vector<std::string> allowed_syscall_names();
 
 }  // namespace airlock::sandbox

@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -174,11 +175,78 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
+// A pipe kernel.core_pattern for one case: the kernel then runs `helper` (as
+// root, on the host) for every process that dumps core, however its
+// RLIMIT_CORE is set unless it is exactly 1. The helper leaves a marker named
+// after the dumping process's host uid. The host's pattern is put back in the
+// destructor, also when the case failed.
+struct PipeCorePattern {
+  static constexpr const char* kPatternFile = "/proc/sys/kernel/core_pattern";
+  fs::path dir;
+  std::string saved;
+  bool active = false;
+
+  PipeCorePattern() = default;
+  PipeCorePattern(const PipeCorePattern&) = delete;
+  PipeCorePattern& operator=(const PipeCorePattern&) = delete;
+  ~PipeCorePattern() {
+    if (active) {
+      std::ofstream(kPatternFile) << saved;
+      active = false;
+    }
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+
+  fs::path marker(uid_t uid) const { return dir / ("dumped-uid-" + std::to_string(uid)); }
+
+  bool wait_for_marker(uid_t uid, int ms) const {
+    for (int waited = 0;; waited += 10) {
+      std::error_code ec;
+      if (fs::exists(marker(uid), ec)) return true;
+      if (waited >= ms) return false;
+      usleep(10'000);
+    }
+  }
+
+  void start() {
+    std::string tmpl = (fs::temp_directory_path() / "airlock-core-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << strerror(errno);
+    dir = tmpl;
+    fs::path helper = dir / "helper";
+    std::ofstream(helper) << "#!/bin/sh\n: > \"" << dir.string() << "/dumped-uid-$1\"\nexec cat > /dev/null\n";
+    ASSERT_EQ(::chmod(helper.c_str(), 0755), 0) << strerror(errno);
+    std::ifstream in(kPatternFile);
+    std::getline(in, saved);
+    ASSERT_FALSE(in.fail()) << "read " << kPatternFile;
+    active = true;  // from here on the destructor restores `saved`
+    std::ofstream(kPatternFile) << "|" << helper.string() << " %u";
+
+    // Control: a host process that crashes with RLIMIT_CORE 0 starts the
+    // helper, or the case could not see a dump of the sandbox either.
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0) << strerror(errno);
+    if (pid == 0) {
+      rlimit zero{0, 0};
+      setrlimit(RLIMIT_CORE, &zero);
+      signal(SIGSEGV, SIG_DFL);
+      kill(getpid(), SIGSEGV);
+      _exit(1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(wait_for_marker(0, 5000)) << "the pipe core_pattern did not start its helper for a crashing "
+                                             "host process (status " << status << ")";
+    fs::remove(marker(0));
+  }
+};
+
 // What the runner prepares on the host for one case; undone in the destructor.
 struct HostSetup {
   std::vector<std::pair<std::string, int>> listeners;  // label, listening fd
   std::vector<std::string> env;                        // NAME=VALUE for --env
   pid_t canary = -1;
+  std::unique_ptr<PipeCorePattern> core_pattern;
 
   HostSetup() = default;
   HostSetup(const HostSetup&) = delete;
@@ -245,6 +313,22 @@ struct HostSetup {
       execl("/bin/sleep", "sleep", "600", static_cast<char*>(nullptr));
       _exit(121);
     }
+  }
+
+  void pipe_core_pattern() {
+    core_pattern = std::make_unique<PipeCorePattern>();
+    core_pattern->start();
+  }
+
+  // No process of the job's host uid made the host start the dump helper.
+  void expect_no_dump(const json& record, const std::string& context) {
+    if (!core_pattern) return;
+    uid_t uid = record.contains("sandbox") && record["sandbox"].value("host_uid", json()).is_number_unsigned()
+                    ? record["sandbox"]["host_uid"].get<uid_t>()
+                    : 0;
+    ASSERT_NE(uid, 0u) << "record has no sandbox.host_uid\n" << context;
+    EXPECT_FALSE(core_pattern->wait_for_marker(uid, 1000))
+        << "a sandboxed process made the host run the core_pattern helper (as root)\n" << context;
   }
 
   // Listeners must have no pending connection: nothing reached the host.
@@ -575,6 +659,8 @@ json run_and_check(const Case& c) {
       setup.abstract_socket();
     else if (s == "canary")
       setup.start_canary();
+    else if (s == "pipe-core-pattern")
+      setup.pipe_core_pattern();
     else
       ADD_FAILURE() << c.file << ": unknown setup '" << s << "'";
   }
@@ -652,6 +738,12 @@ json run_and_check(const Case& c) {
     EXPECT_TRUE(std::find(alts.begin(), alts.end(), record.value("outcome", "")) != alts.end())
         << "outcome is not " << *want << "\n" << context;
   }
+  for (const auto& want : c.all("expect-reason")) {
+    auto alts = split_alternatives(want);
+    std::string reason = record.value("reason", "");
+    EXPECT_TRUE(std::any_of(alts.begin(), alts.end(), [&](const std::string& a) { return reason.find(a) != std::string::npos; }))
+        << "reason lacks '" << want << "'\n" << context;
+  }
   for (const auto& want : c.all("expect-stdout")) {
     auto alts = split_alternatives(want);
     EXPECT_TRUE(std::any_of(alts.begin(), alts.end(), [&](const std::string& a) { return out_text.find(a) != std::string::npos; }))
@@ -721,6 +813,7 @@ json run_and_check(const Case& c) {
     ADD_FAILURE() << "record has no cleanup\n" << context;
   }
   setup.expect_untouched(context);
+  setup.expect_no_dump(record, context);
   expect_nothing_left(record, mounts_before, context);
   return record;
 }

@@ -318,6 +318,20 @@ constexpr const char* kCoMounted =
     "34 25 0:31 / /sys/fs/cgroup/freezer rw,nosuid,nodev,noexec,relatime shared:18 - cgroup "
     "cgroup rw,freezer\n";
 
+// v2 counts socket buffers in memory.max by default; the one way to turn that
+// off is a boot option, which detect_cgroup_backend() refuses.
+TEST(CgroupMountsTest, V2WithoutSocketAccountingIsRefused) {
+  EXPECT_TRUE(check_v2_socket_accounting("BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet\n"));
+  EXPECT_TRUE(check_v2_socket_accounting("cgroup.memory=nokmem psi=1"));
+  EXPECT_TRUE(check_v2_socket_accounting("quiet -- cgroup.memory=nosocket"));  // init's argument
+  for (const char* cmdline : {"ro cgroup.memory=nosocket quiet", "cgroup.memory=nokmem,nosocket\n",
+                              "cgroup.memory=nosocket,nokmem"}) {
+    auto st = check_v2_socket_accounting(cmdline);
+    ASSERT_FALSE(st) << cmdline;
+    EXPECT_NE(st.error().message().find("socket buffers"), std::string::npos);
+  }
+}
+
 TEST(CgroupMountsTest, ParsesPureV2Host) {
   auto mounts = parse_cgroup_mounts(kPureV2);
   ASSERT_EQ(mounts.size(), 1u);

@@ -63,6 +63,22 @@ TEST(Outcome, AnOomKillOfAHelperDoesNotFailASuccessfulProgram) {
   EXPECT_EQ(decide_outcome(f, 1000, 1000).outcome, Outcome::kSucceeded);
 }
 
+// The kernel does not kill for socket buffers at their limit (v1): it stalls
+// or drops the job's traffic, and the program may still exit 0.
+TEST(Outcome, SocketBuffersAtTheirLimitAreMemoryLimitWhateverTheProgramDid) {
+  for (RunFacts f : {exited(0), exited(1), killed(SIGPIPE)}) {
+    f.socket_memory_limit_hit = true;
+    f.outputs_rejected = true;
+    Decision d = decide_outcome(f, 1000, 1000);
+    EXPECT_EQ(d.outcome, Outcome::kMemoryLimit);
+    EXPECT_NE(d.reason.find("socket buffers"), std::string::npos) << d.reason;
+  }
+  RunFacts slow = exited(0);
+  slow.socket_memory_limit_hit = true;
+  slow.timed_out = true;
+  EXPECT_EQ(decide_outcome(slow, 1000, 1000).outcome, Outcome::kTimedOut);
+}
+
 TEST(Outcome, RejectedOutputsOnlyMatterForAProgramThatSucceeded) {
   RunFacts ok = exited(0);
   ok.outputs_rejected = true;

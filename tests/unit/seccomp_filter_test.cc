@@ -10,12 +10,15 @@
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,13 +128,67 @@ long ioctl_stdin(unsigned long request) {
              reinterpret_cast<long>(&arg));
 }
 
-long socket_of(unsigned long family, int type, int protocol = 0) {
+long socket_of(unsigned long family, int type, long protocol = 0) {
   long r = sys(SYS_socket, static_cast<long>(family), type, protocol);
   if (r >= 0) close(static_cast<int>(r));
   return r;
 }
 
 constexpr unsigned long kHigh = 1UL << 32;
+
+long socketpair_of(unsigned long family, int type) {
+  int sv[2];
+  long r = sys(SYS_socketpair, static_cast<long>(family), type, 0,
+               reinterpret_cast<long>(sv));
+  if (r == 0) {
+    close(sv[0]);
+    close(sv[1]);
+  }
+  return r;
+}
+
+// prlimit64 on `pid` that sets RLIMIT_CORE (`resource`, high bits allowed) to
+// the value it has now, so that a call the filter let through changes nothing.
+long set_core_limit_of(pid_t pid, unsigned long resource = RLIMIT_CORE) {
+  rlimit now{};
+  if (prlimit(pid, RLIMIT_CORE, nullptr, &now) != 0) return -1;
+  return sys(SYS_prlimit64, pid, static_cast<long>(resource),
+             reinterpret_cast<long>(&now), 0);
+}
+
+// A file of the test's own to lock, lease or read; removed at once (the fd
+// keeps it).
+int scratch_file() {
+  char path[] = "/tmp/airlock-seccomp-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return -1;
+  unlink(path);
+  if (write(fd, "x", 1) != 1) return -1;
+  return fd;
+}
+
+long fcntl_on_scratch(unsigned long cmd, long arg) {
+  int fd = scratch_file();
+  if (fd < 0) return -1;
+  return sys(SYS_fcntl, fd, static_cast<long>(cmd), arg);
+}
+
+long lock_query_on_scratch(int cmd) {
+  int fd = scratch_file();
+  if (fd < 0) return -1;
+  struct flock lock{};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  return sys(SYS_fcntl, fd, cmd, reinterpret_cast<long>(&lock));
+}
+
+long preadv2_with(long flags) {
+  int fd = scratch_file();
+  if (fd < 0) return -1;
+  char c;
+  iovec iov{&c, 1};
+  return syscall(SYS_preadv2, fd, reinterpret_cast<long>(&iov), 1, 0, 0, flags);
+}
 
 // Every tty ioctl request, with and without high bits: only TIOCSTI and
 // TIOCLINUX may be stopped. On failure errno carries the request.
@@ -199,6 +256,64 @@ std::vector<Probe> probes() {
        E::kSuccess},
       {"socket(AF_INET6, SOCK_STREAM)",
        [] { return socket_of(AF_INET6, SOCK_STREAM); }, E::kPassesFilter},
+      {"socket(AF_INET, SOCK_STREAM, IPPROTO_TCP)",
+       [] { return socket_of(AF_INET, SOCK_STREAM, IPPROTO_TCP); },
+       E::kSuccess},
+      {"socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP)",
+       [] { return socket_of(AF_INET, SOCK_DGRAM, IPPROTO_UDP); }, E::kSuccess},
+      {"socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDP)",
+       [] { return socket_of(AF_INET6, SOCK_DGRAM, IPPROTO_UDP); },
+       E::kPassesFilter},
+      {"socket(AF_INET, SOCK_STREAM, IPPROTO_TCP | high bits) is read as TCP",
+       [] { return socket_of(AF_INET, SOCK_STREAM, kHigh | IPPROTO_TCP); },
+       E::kSuccess},
+      {"socketpair(AF_UNIX, SOCK_STREAM)",
+       [] { return socketpair_of(AF_UNIX, SOCK_STREAM); }, E::kSuccess},
+      {"socketpair(AF_UNIX, SOCK_DGRAM|CLOEXEC)",
+       [] { return socketpair_of(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC); },
+       E::kSuccess},
+      {"socketpair(AF_UNIX | high bits) is read as AF_UNIX",
+       [] { return socketpair_of(kHigh | AF_UNIX, SOCK_STREAM); }, E::kSuccess},
+      {"getrlimit(RLIMIT_CORE) through prlimit64 (query)",
+       [] {
+         rlimit r{};
+         return sys(SYS_prlimit64, 0, RLIMIT_CORE, 0, reinterpret_cast<long>(&r));
+       },
+       E::kSuccess},
+      {"setrlimit(RLIMIT_NOFILE) to its own value",
+       [] {
+         rlimit r{};
+         if (getrlimit(RLIMIT_NOFILE, &r) != 0) return -1L;
+         return sys(SYS_setrlimit, RLIMIT_NOFILE, reinterpret_cast<long>(&r));
+       },
+       E::kSuccess},
+      {"prlimit64(RLIMIT_NOFILE) to its own value",
+       [] {
+         rlimit r{};
+         if (getrlimit(RLIMIT_NOFILE, &r) != 0) return -1L;
+         return sys(SYS_prlimit64, 0, RLIMIT_NOFILE, reinterpret_cast<long>(&r), 0);
+       },
+       E::kSuccess},
+      {"fcntl(F_GETFL)", [] { return fcntl_on_scratch(F_GETFL, 0); },
+       E::kSuccess},
+      {"fcntl(F_SETLK) (sqlite's locks)",
+       [] {
+         int fd = scratch_file();
+         struct flock lock{};
+         lock.l_type = F_WRLCK;
+         lock.l_whence = SEEK_SET;
+         return sys(SYS_fcntl, fd, F_SETLK, reinterpret_cast<long>(&lock));
+       },
+       E::kSuccess},
+      {"fcntl(F_GETLK)", [] { return lock_query_on_scratch(F_GETLK); },
+       E::kSuccess},
+      {"fcntl(F_OFD_GETLK)", [] { return lock_query_on_scratch(F_OFD_GETLK); },
+       E::kSuccess},
+      {"fcntl(F_GETLEASE)", [] { return fcntl_on_scratch(F_GETLEASE, 0); },
+       E::kSuccess},
+      {"preadv2(flags 0)", [] { return preadv2_with(0); }, E::kSuccess},
+      {"preadv2(RWF_HIPRI)", [] { return preadv2_with(RWF_HIPRI); },
+       E::kPassesFilter},
       {"socket(AF_INET | high bits) is read as AF_INET",
        [] { return socket_of(kHigh | AF_INET, SOCK_STREAM); }, E::kSuccess},
       {"ioctl(FIONREAD) on a pipe",
@@ -337,6 +452,87 @@ std::vector<Probe> probes() {
       {"clone(CLONE_NEWNET)", [] { return clone_with(CLONE_NEWNET); },
        E::kEperm},
       {"clone3", [] { return sys(SYS_clone3, 0, 0); }, E::kEnosys},
+      // Socket protocols the kernel offers but no runtime needs.
+      {"socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)",
+       [] { return socket_of(AF_INET, SOCK_STREAM, IPPROTO_MPTCP); }, E::kEperm},
+      {"socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)",
+       [] { return socket_of(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP); },
+       E::kEperm},
+      {"socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP | high bits)",
+       [] { return socket_of(AF_INET, SOCK_STREAM, kHigh | IPPROTO_MPTCP); },
+       E::kEperm},
+      {"socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE)",
+       [] { return socket_of(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE); },
+       E::kEperm},
+      {"socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE)",
+       [] { return socket_of(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE); },
+       E::kEperm},
+      {"socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP)",
+       [] { return socket_of(AF_INET, SOCK_STREAM, IPPROTO_SCTP); }, E::kEperm},
+      {"socket(AF_INET6, SOCK_SEQPACKET, IPPROTO_SCTP)",
+       [] { return socket_of(AF_INET6, SOCK_SEQPACKET, IPPROTO_SCTP); },
+       E::kEperm},
+      {"socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP) (ping)",
+       [] { return socket_of(AF_INET, SOCK_DGRAM, IPPROTO_ICMP); }, E::kEperm},
+      {"socket(AF_INET, SOCK_STREAM, IPPROTO_UDP)",
+       [] { return socket_of(AF_INET, SOCK_STREAM, IPPROTO_UDP); }, E::kEperm},
+      {"socketpair(AF_INET, SOCK_STREAM)",
+       [] { return socketpair_of(AF_INET, SOCK_STREAM); }, E::kEperm},
+      {"socketpair(AF_INET6, SOCK_DGRAM)",
+       [] { return socketpair_of(AF_INET6, SOCK_DGRAM); }, E::kEperm},
+      {"socketpair(AF_NETLINK)",
+       [] { return socketpair_of(AF_NETLINK, SOCK_RAW); }, E::kEperm},
+      {"socketpair(AF_TIPC)", [] { return socketpair_of(30, SOCK_STREAM); },
+       E::kEperm},
+      // RLIMIT_CORE stays at 1, for this process and any other.
+      {"setrlimit(RLIMIT_CORE)",
+       [] {
+         rlimit now{};
+         if (getrlimit(RLIMIT_CORE, &now) != 0) return -1L;
+         return sys(SYS_setrlimit, RLIMIT_CORE, reinterpret_cast<long>(&now));
+       },
+       E::kEperm},
+      {"setrlimit(RLIMIT_CORE | high bits)",
+       [] {
+         rlimit now{};
+         if (getrlimit(RLIMIT_CORE, &now) != 0) return -1L;
+         return sys(SYS_setrlimit, kHigh | RLIMIT_CORE,
+                    reinterpret_cast<long>(&now));
+       },
+       E::kEperm},
+      {"prlimit64(0, RLIMIT_CORE, new)", [] { return set_core_limit_of(0); },
+       E::kEperm},
+      {"prlimit64(getpid(), RLIMIT_CORE, new)",
+       [] { return set_core_limit_of(getpid()); }, E::kEperm},
+      {"prlimit64(getppid(), RLIMIT_CORE, new)",
+       [] { return set_core_limit_of(getppid()); }, E::kEperm},
+      {"prlimit64(0, RLIMIT_CORE | high bits, new)",
+       [] { return set_core_limit_of(0, kHigh | RLIMIT_CORE); }, E::kEperm},
+      // What carries messages between jobs through shared image files.
+      {"inotify_init", [] { return sys(SYS_inotify_init); }, E::kEperm},
+      {"inotify_init1", [] { return sys(SYS_inotify_init1, IN_CLOEXEC); },
+       E::kEperm},
+      {"inotify_add_watch",
+       [] { return sys(SYS_inotify_add_watch, -1, (long)"/", IN_ACCESS); },
+       E::kEperm},
+      {"fanotify_init", [] { return sys(SYS_fanotify_init, 0, 0); }, E::kEperm},
+      {"flock(LOCK_SH)",
+       [] { return sys(SYS_flock, scratch_file(), LOCK_SH | LOCK_NB); },
+       E::kEperm},
+      {"fcntl(F_SETLEASE, F_RDLCK)",
+       [] { return fcntl_on_scratch(F_SETLEASE, F_RDLCK); }, E::kEperm},
+      {"fcntl(F_SETLEASE | high bits)",
+       [] { return fcntl_on_scratch(kHigh | F_SETLEASE, F_RDLCK); }, E::kEperm},
+      {"fcntl(F_NOTIFY) (dnotify)",
+       [] {
+         int dir = open("/tmp", O_RDONLY | O_DIRECTORY);
+         return sys(SYS_fcntl, dir, F_NOTIFY, DN_ACCESS);
+       },
+       E::kEperm},
+      {"preadv2(RWF_NOWAIT) (page cache probe)",
+       [] { return preadv2_with(RWF_NOWAIT); }, E::kEperm},
+      {"preadv2(RWF_NOWAIT | RWF_HIPRI)",
+       [] { return preadv2_with(RWF_NOWAIT | RWF_HIPRI); }, E::kEperm},
   };
 }
 
@@ -516,7 +712,9 @@ TEST(SeccompFilter, AllowedNamesExcludeDangerousCalls) {
            "finit_module delete_module open_by_handle_at name_to_handle_at "
            "reboot swapon swapoff acct quotactl lookup_dcookie syslog "
            "settimeofday clock_settime adjtimex clock_adjtime iopl ioperm "
-           "vhangup clone3 modify_ldt")) {
+           "vhangup clone3 modify_ldt inotify_init inotify_init1 "
+           "inotify_add_watch inotify_rm_watch fanotify_init fanotify_mark "
+           "flock")) {
     EXPECT_FALSE(std::ranges::binary_search(allowed, name)) << name;
   }
 }

@@ -109,7 +109,7 @@ class TestHost {
   std::vector<std::pair<std::string, std::string>> add_special_forms() {
     int index = static_cast<int>(::getpid() % 32768);
     int h = 1 + (index >> 8), l = index & 255;
-    char v4[16], hi[8], lo[8], inv[16], idx[8];
+    char v4[32], hi[8], lo[16], inv[32], idx[16];
     std::snprintf(v4, sizeof(v4), "169.254.%d.%d", h, l);
     std::snprintf(hi, sizeof(hi), "a9fe");
     std::snprintf(lo, sizeof(lo), "%02x%02x", h, l);
@@ -409,7 +409,7 @@ TEST_F(Egress, IPv6FormsOfALinkLocalAddressAreJudgedByTheAddressInside) {
     EXPECT_EQ((*a)["address"], "");  // never connected
   };
   const std::string& inner = host_.link_local4;
-  expect_refused("mapped.test", "link-local", "IPv4-mapped form of " + inner);
+  expect_refused("mapped.test", "link-local", "IPv4-mapped (::ffff:0:0/96) form of " + inner);
   expect_refused("nat64.test", "link-local", "NAT64 (64:ff9b::/96) form of " + inner);
   expect_refused("nat64-local.test", "private", "local-use NAT64");
   expect_refused("sixtofour.test", "link-local", "6to4 (2002::/16) form of " + inner);

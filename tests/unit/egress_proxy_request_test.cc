@@ -50,7 +50,7 @@ TEST(EgressProxyRequest, RefusesWhatCouldMisleadARule) {
   EXPECT_NE(error_of("POST http://a.com/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").find("Content-Length"),
             std::string::npos);
   EXPECT_NE(error_of("POST http://a.com/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
-                .find("conflicting"),
+                .find("more than one Content-Length"),
             std::string::npos);
   EXPECT_NE(error_of("GET http://a.com/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n").find("folded"), std::string::npos);
   EXPECT_NE(error_of("CONNECT a.com HTTP/1.1\r\n\r\n").find("HOST:PORT"), std::string::npos);

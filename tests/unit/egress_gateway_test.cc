@@ -151,6 +151,14 @@ std::string header_in(const std::string& head, const std::string& name) {
   return head.substr(at, head.find("\r\n", at) - at);
 }
 
+// A rule for the upstream that allows paths under /ok only.
+Rule only_ok_path(uint16_t port) {
+  Rule paths{"up.test", port};
+  paths.allow_private = true;
+  paths.path_prefixes = {"/ok"};
+  return paths;
+}
+
 struct Running {
   uint16_t port = 0;
   std::unique_ptr<Gateway> gateway;
@@ -241,10 +249,7 @@ TEST(EgressGateway, RefusesAtOnceWithTheReason) {
 
 TEST(EgressGateway, ForwardsOnlyTheDeclaredBodySoNothingIsSmuggled) {
   EchoUpstream up;
-  Rule paths{"up.test", up.port()};
-  paths.allow_private = true;
-  paths.path_prefixes = {"/ok"};
-  auto gw = start_gateway(config_for(up.port(), paths));
+  auto gw = start_gateway(config_for(up.port(), only_ok_path(up.port())));
   UniqueFd c = dial(gw.port);
   send_text(c.get(), "POST http://up.test:" + std::to_string(up.port()) +
                          "/ok HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /admin HTTP/1.1\r\nHost: up.test\r\n\r\n");
@@ -306,10 +311,7 @@ TEST(EgressGateway, StopEndsOpenTunnelsAtOnce) {
 // would be read as a second request the policy never judged.
 TEST(EgressGateway, ConnectionCannotDropTheFramingOfTheRequest) {
   EchoUpstream up;
-  Rule paths{"up.test", up.port()};
-  paths.allow_private = true;
-  paths.path_prefixes = {"/ok"};
-  auto gw = start_gateway(config_for(up.port(), paths));
+  auto gw = start_gateway(config_for(up.port(), only_ok_path(up.port())));
   std::string smuggled = "GET /admin HTTP/1.1\r\nHost: up.test\r\n\r\n";
   for (std::string connection : {"Content-Length", "close, content-length", "Content_Length"}) {
     UniqueFd c = dial(gw.port);
@@ -335,10 +337,7 @@ TEST(EgressGateway, ConnectionCannotDropTheFramingOfTheRequest) {
 // judged, byte for byte, and the client gets its 100 Continue from the gateway.
 TEST(EgressGateway, TheUpstreamReceivesExactlyTheJudgedRequest) {
   EchoUpstream up;
-  Rule paths{"up.test", up.port()};
-  paths.allow_private = true;
-  paths.path_prefixes = {"/ok"};
-  auto gw = start_gateway(config_for(up.port(), paths));
+  auto gw = start_gateway(config_for(up.port(), only_ok_path(up.port())));
   std::string port = std::to_string(up.port());
   UniqueFd c = dial(gw.port);
   send_text(c.get(), "POST http://up.test:" + port +

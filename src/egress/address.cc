@@ -128,9 +128,7 @@ const Range& lookup(const std::vector<Prefix>& table, const uint8_t* a) {
   std::abort();  // every table ends with a /0
 }
 
-std::string in_range(const Range& r) {
-  return "in " + std::string(r.prefix) + " (" + r.name + ")";
-}
+std::string in_range(const Range& r) { return "in " + std::string(r.prefix) + " (" + r.name + ")"; }
 
 std::string ipv4_text(const uint8_t* a) {
   char text[INET_ADDRSTRLEN] = {};
@@ -147,22 +145,26 @@ AddressInfo describe_v4(const uint8_t* a) {
 // The IPv4 address inside decides; the detail names the form.
 AddressInfo judged_inside(const uint8_t* v4, std::string_view form, std::string_view prefix) {
   AddressInfo inner = describe_v4(v4);
-  return {inner.cls, "the " + std::string(form) + " (" + std::string(prefix) + ") form of " + ipv4_text(v4) + ", " +
-                         inner.detail};
+  return {inner.cls, "the " + std::string(form) + " (" + std::string(prefix) + ") form of " +
+                         ipv4_text(v4) + ", " + inner.detail};
 }
 
 AddressInfo describe_v6(const uint8_t* a) {
-  static const std::vector<Prefix> table = parse_table(std::begin(kIPv6), std::end(kIPv6), AF_INET6);
+  static const std::vector<Prefix> table =
+      parse_table(std::begin(kIPv6), std::end(kIPv6), AF_INET6);
   const Range& r = lookup(table, a);
   switch (r.form) {
-    case Form::kLast32: return judged_inside(a + 12, r.name, r.prefix);
-    case Form::kSixToFour: return judged_inside(a + 2, r.name, r.prefix);
+    case Form::kLast32:
+      return judged_inside(a + 12, r.name, r.prefix);
+    case Form::kSixToFour:
+      return judged_inside(a + 2, r.name, r.prefix);
     case Form::kTeredo: {
-      uint8_t client[4] = {static_cast<uint8_t>(~a[12]), static_cast<uint8_t>(~a[13]), static_cast<uint8_t>(~a[14]),
-                           static_cast<uint8_t>(~a[15])};
+      uint8_t client[4] = {static_cast<uint8_t>(~a[12]), static_cast<uint8_t>(~a[13]),
+                           static_cast<uint8_t>(~a[14]), static_cast<uint8_t>(~a[15])};
       return judged_inside(client, r.name, r.prefix);
     }
-    case Form::kNone: break;
+    case Form::kNone:
+      break;
   }
   // ISATAP (RFC 5214): any /64 prefix with the interface identifier
   // 0:5efe:a.b.c.d (or 200:5efe:...) reaches a.b.c.d through the site's
@@ -179,14 +181,22 @@ AddressInfo describe_v6(const uint8_t* a) {
 
 std::string_view class_name(AddressClass c) {
   switch (c) {
-    case C::kPublic: return "public";
-    case C::kLoopback: return "loopback";
-    case C::kPrivate: return "private";
-    case C::kLinkLocal: return "link-local";
-    case C::kReserved: return "reserved";
-    case C::kUnspecified: return "unspecified";
-    case C::kMulticast: return "multicast";
-    case C::kBroadcast: return "broadcast";
+    case C::kPublic:
+      return "public";
+    case C::kLoopback:
+      return "loopback";
+    case C::kPrivate:
+      return "private";
+    case C::kLinkLocal:
+      return "link-local";
+    case C::kReserved:
+      return "reserved";
+    case C::kUnspecified:
+      return "unspecified";
+    case C::kMulticast:
+      return "multicast";
+    case C::kBroadcast:
+      return "broadcast";
   }
   return "reserved";
 }

@@ -16,9 +16,9 @@ namespace airlock::egress {
 enum class AddressClass {
   kPublic,
   kLoopback,
-  kPrivate,    // RFC 1918, shared address space, unique local, site-local, local-use NAT64
+  kPrivate,  // RFC 1918, shared address space, unique local, site-local, local-use NAT64
   kLinkLocal,
-  kReserved,   // documentation, benchmarking, protocol assignments, discard-only, ORCHID, 240/4, ...
+  kReserved,  // documentation, benchmarking, protocol assignments, discard-only, ORCHID, 240/4, ...
   kUnspecified,  // 0.0.0.0/8 and ::
   kMulticast,
   kBroadcast,

@@ -32,7 +32,10 @@ Result<uint64_t> chunk_size(std::string_view line) {
   if (digits.empty() || digits.size() > 15) return fail("the upstream sent a bad chunk size");
   uint64_t n = 0;
   for (char c : digits) {
-    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (v < 0) return fail("the upstream sent a bad chunk size");
     n = n * 16 + static_cast<uint64_t>(v);
   }
@@ -53,7 +56,8 @@ Result<Head> parse_head(std::string_view text) {
   std::vector<std::string> lines = split(text.substr(0, text.size() - 2), '\n');
   lines.pop_back();  // after the last line's LF
   for (auto& line : lines) {
-    if (line.empty() || line.back() != '\r') return fail("the upstream's response head has a bare LF");
+    if (line.empty() || line.back() != '\r')
+      return fail("the upstream's response head has a bare LF");
     line.pop_back();
   }
   const std::string& status = lines.front();
@@ -67,14 +71,17 @@ Result<Head> parse_head(std::string_view text) {
     if (line.empty() || line.front() == ' ' || line.front() == '\t')
       return fail("the upstream's response head has a folded or empty header line");
     auto colon = line.find(':');
-    if (colon == std::string::npos || colon == 0) return fail("the upstream's response head has a malformed header");
+    if (colon == std::string::npos || colon == 0)
+      return fail("the upstream's response head has a malformed header");
     std::string name = ascii_lower(line.substr(0, colon));
     std::string_view value = trim(std::string_view(line).substr(colon + 1));
     if (name == "content-length") {
-      if (value.empty() || value.size() > 15 || value.find_first_not_of("0123456789") != std::string_view::npos)
+      if (value.empty() || value.size() > 15 ||
+          value.find_first_not_of("0123456789") != std::string_view::npos)
         return fail("the upstream sent a bad Content-Length");
       uint64_t n = std::stoull(std::string(value));
-      if (h.content_length && *h.content_length != n) return fail("the upstream sent conflicting Content-Length");
+      if (h.content_length && *h.content_length != n)
+        return fail("the upstream sent conflicting Content-Length");
       h.content_length = n;
       h.content_length_text = value;
     } else if (name == "transfer-encoding") {
@@ -85,8 +92,9 @@ Result<Head> parse_head(std::string_view text) {
       h.content_encoding += ascii_lower(value);
     }
     // Framing and hop-by-hop headers are the gateway's to write.
-    if (name == "content-length" || name == "transfer-encoding" || name == "connection" || name == "keep-alive" ||
-        name == "proxy-connection" || name == "trailer" || name == "upgrade")
+    if (name == "content-length" || name == "transfer-encoding" || name == "connection" ||
+        name == "keep-alive" || name == "proxy-connection" || name == "trailer" ||
+        name == "upgrade")
       continue;
     h.kept.push_back(line);
   }
@@ -106,7 +114,8 @@ Result<std::string> ResponseFilter::take_head() {
   std::string lines;
   for (const auto& line : h.kept) lines += line + "\r\n";
   std::string out = body_.scrub_all(lines);
-  if (h.status == 101) return fail("the upstream switched protocols, which the gateway never asks for");
+  if (h.status == 101)
+    return fail("the upstream switched protocols, which the gateway never asks for");
   if (h.status < 200) return client_http10_ ? "" : out + "\r\n";  // 1xx: the final head follows
 
   bool no_body = head_request_ || h.status == 204 || h.status == 304;
@@ -116,8 +125,9 @@ Result<std::string> ResponseFilter::take_head() {
     return out + "Connection: close\r\n\r\n";
   }
   if (!h.content_encoding.empty() && h.content_encoding != "identity")
-    return fail("the upstream sent a body with Content-Encoding " + h.content_encoding +
-                " although the gateway asked for identity: the credential could not be kept out of it");
+    return fail(
+        "the upstream sent a body with Content-Encoding " + h.content_encoding +
+        " although the gateway asked for identity: the credential could not be kept out of it");
   if (!h.transfer_codings.empty()) {
     for (const auto& coding : h.transfer_codings)
       if (coding != "chunked")
@@ -159,7 +169,8 @@ Result<std::string> ResponseFilter::feed(std::string_view data) {
         buffer_.append(data);
         size_t end = buffer_.find("\r\n\r\n", old >= 3 ? old - 3 : 0);
         if (end == std::string::npos) {
-          if (buffer_.size() > kMaxResponseHeadBytes) return fail("the upstream's response head is too large");
+          if (buffer_.size() > kMaxResponseHeadBytes)
+            return fail("the upstream's response head is too large");
           data = {};
           break;
         }
@@ -185,7 +196,9 @@ Result<std::string> ResponseFilter::feed(std::string_view data) {
         size_t old = buffer_.size();
         buffer_.append(data);
         bool trailers = state_ == State::kTrailers;
-        size_t end = trailers ? (buffer_.rfind("\r\n", 0) == 0 ? 0 : buffer_.find("\r\n\r\n", old >= 3 ? old - 3 : 0))
+        size_t end = trailers ? (buffer_.rfind("\r\n", 0) == 0
+                                     ? 0
+                                     : buffer_.find("\r\n\r\n", old >= 3 ? old - 3 : 0))
                               : buffer_.find("\r\n", old >= 1 ? old - 1 : 0);
         if (end == std::string::npos) {
           if (buffer_.size() > (trailers ? kMaxResponseHeadBytes : kMaxChunkLine))
@@ -222,7 +235,8 @@ Result<std::string> ResponseFilter::feed(std::string_view data) {
         out += body_out(data);
         data = {};
         break;
-      case State::kDone: break;
+      case State::kDone:
+        break;
     }
   }
   return out;
@@ -230,10 +244,14 @@ Result<std::string> ResponseFilter::feed(std::string_view data) {
 
 Result<std::string> ResponseFilter::finish() {
   switch (state_) {
-    case State::kDone: return "";
-    case State::kUntilClose: return end_of_body();
-    case State::kHead: return fail("the upstream closed before its response head was complete");
-    default: return fail("the upstream closed in the middle of the response body");
+    case State::kDone:
+      return "";
+    case State::kUntilClose:
+      return end_of_body();
+    case State::kHead:
+      return fail("the upstream closed before its response head was complete");
+    default:
+      return fail("the upstream closed in the middle of the response body");
   }
 }
 

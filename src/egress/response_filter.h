@@ -40,7 +40,16 @@ class ResponseFilter {
   bool started() const { return started_; }
 
  private:
-  enum class State { kHead, kLength, kChunkSize, kChunkData, kChunkEnd, kTrailers, kUntilClose, kDone };
+  enum class State {
+    kHead,
+    kLength,
+    kChunkSize,
+    kChunkData,
+    kChunkEnd,
+    kTrailers,
+    kUntilClose,
+    kDone
+  };
   Result<std::string> take_head();
   std::string body_out(std::string_view decoded);
   std::string end_of_body();
@@ -48,9 +57,9 @@ class ResponseFilter {
   Scrubber body_;
   bool head_request_, client_http10_;
   State state_ = State::kHead;
-  std::string buffer_;      // head, chunk-size or trailer bytes not complete yet
-  uint64_t left_ = 0;       // body or chunk bytes still to come
-  bool rechunk_ = false;    // the client gets fresh chunks
+  std::string buffer_;    // head, chunk-size or trailer bytes not complete yet
+  uint64_t left_ = 0;     // body or chunk bytes still to come
+  bool rechunk_ = false;  // the client gets fresh chunks
   bool started_ = false;
 };
 

@@ -47,8 +47,10 @@ Scrubber::Scrubber(std::string_view secret) {
   }
   token_ = std::string(token);
   for (size_t at = 0; at + kMinFragment <= token_.size(); ++at)
-    windows_.push_back({hash_of(std::string_view(token_).substr(at, kMinFragment)), static_cast<uint32_t>(at)});
-  std::sort(windows_.begin(), windows_.end(), [](const Window& a, const Window& b) { return a.hash < b.hash; });
+    windows_.push_back(
+        {hash_of(std::string_view(token_).substr(at, kMinFragment)), static_cast<uint32_t>(at)});
+  std::sort(windows_.begin(), windows_.end(),
+            [](const Window& a, const Window& b) { return a.hash < b.hash; });
   for (const Window& w : windows_) filter_[w.hash >> 58] |= uint64_t{1} << ((w.hash >> 52) & 63);
 }
 
@@ -65,7 +67,8 @@ bool Scrubber::is_window(std::string_view piece, uint64_t hash) const {
 // the bytes as they came, so overlapping pieces all count.
 void Scrubber::mark(std::string& mask, std::string_view text) const {
   for (const auto& needle : exact_)
-    for (size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1))
+    for (size_t at = text.find(needle); at != std::string_view::npos;
+         at = text.find(needle, at + 1))
       std::fill_n(mask.begin() + static_cast<long>(at), needle.size(), '\1');
   if (windows_.empty() || text.size() < kMinFragment) return;
   static const uint64_t top = power(kBase, kMinFragment - 1);
@@ -74,7 +77,8 @@ void Scrubber::mark(std::string& mask, std::string_view text) const {
     if (is_window(text.substr(at, kMinFragment), h))
       std::fill_n(mask.begin() + static_cast<long>(at), kMinFragment, '\1');
     if (at + kMinFragment >= text.size()) break;
-    h = (h - static_cast<unsigned char>(text[at]) * top) * kBase + static_cast<unsigned char>(text[at + kMinFragment]);
+    h = (h - static_cast<unsigned char>(text[at]) * top) * kBase +
+        static_cast<unsigned char>(text[at + kMinFragment]);
   }
 }
 

@@ -42,12 +42,12 @@ class Scrubber {
   size_t held_back(std::string_view text) const;
   bool is_window(std::string_view piece, uint64_t hash) const;
 
-  std::vector<std::string> exact_;  // the value, and a token shorter than kMinFragment
-  std::string token_;               // kMinFragment bytes or more: every window of it
-  std::vector<Window> windows_;     // sorted by hash
+  std::vector<std::string> exact_;     // the value, and a token shorter than kMinFragment
+  std::string token_;                  // kMinFragment bytes or more: every window of it
+  std::vector<Window> windows_;        // sorted by hash
   std::array<uint64_t, 64> filter_{};  // a bit per (hash >> 52) of a window: most bytes stop here
-  std::string pending_;  // held back, as it came
-  std::string mask_;     // per byte of pending_: '\1' where a match already covers it
+  std::string pending_;                // held back, as it came
+  std::string mask_;                   // per byte of pending_: '\1' where a match already covers it
 };
 
 }  // namespace airlock::egress

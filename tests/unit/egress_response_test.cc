@@ -2,10 +2,10 @@
 // (egress/scrub.h, egress/response_filter.h): the secret never gets through,
 // whole, as its bare token or as any piece of kMinFragment bytes, wherever
 // the upstream's chunks and the reads split it.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "egress/response_filter.h"
 #include "egress/scrub.h"
@@ -20,7 +20,8 @@ const std::string kValue = "Bearer " + kToken;
 // The first piece of the token, kMinFragment bytes or longer, found in `text`.
 std::string leaked_piece(const std::string& text, const std::string& token = kToken) {
   for (size_t at = 0; at + kMinFragment <= token.size(); ++at)
-    if (text.find(token.substr(at, kMinFragment)) != std::string::npos) return token.substr(at, kMinFragment);
+    if (text.find(token.substr(at, kMinFragment)) != std::string::npos)
+      return token.substr(at, kMinFragment);
   return "";
 }
 
@@ -95,8 +96,9 @@ TEST(EgressScrub, CatchesTheValueTheTokenAndEveryLongEnoughPiece) {
 }
 
 TEST(EgressScrub, TheSameWhereverTheReadsSplitTheStream) {
-  const std::string text = "{\"a\": \"" + kValue + "\", \"b\": \"" + kToken + "\", \"c\": \"" + kToken.substr(5, 12) +
-                           "\", \"d\": \"" + kToken.substr(0, 9) + kToken.substr(0, 9) + "\"}";
+  const std::string text = "{\"a\": \"" + kValue + "\", \"b\": \"" + kToken + "\", \"c\": \"" +
+                           kToken.substr(5, 12) + "\", \"d\": \"" + kToken.substr(0, 9) +
+                           kToken.substr(0, 9) + "\"}";
   Scrubber whole(kValue);
   const std::string want = whole.scrub_all(text);
   EXPECT_EQ(leaked_piece(want), "");
@@ -130,7 +132,8 @@ TEST(EgressResponse, AChunkedEchoIsScrubbedWhereverTheChunksSplitTheSecret) {
   const std::string body = "{\"Authorization\": \"" + kValue + "\", \"token\": \"" + kToken + "\"}";
   const std::string clean = "{\"Authorization\": \"" + stars(kValue.size()) + "\", \"token\": \"" +
                             stars(kToken.size()) + "\"}";
-  const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   size_t secret_at = body.find(kValue);
   for (size_t k = 0; k <= kValue.size(); ++k) {
     // Chunk boundary k bytes into the secret; the raw stream is also split there.
@@ -141,9 +144,10 @@ TEST(EgressResponse, AChunkedEchoIsScrubbedWhereverTheChunksSplitTheSecret) {
       EXPECT_EQ(leaked_piece(r.out), "") << "split at " << k << ", read cut at " << cut;
       auto body_at = r.out.find("\r\n\r\n");
       ASSERT_NE(body_at, std::string::npos);
-      EXPECT_EQ(r.out.substr(0, body_at + 4),
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
-                "Connection: close\r\n\r\n");
+      EXPECT_EQ(
+          r.out.substr(0, body_at + 4),
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+          "Connection: close\r\n\r\n");
       bool ok = false;
       EXPECT_EQ(dechunk(std::string_view(r.out).substr(body_at + 4), ok), clean) << k;
       EXPECT_TRUE(ok) << "the client gets a well-formed chunked body";
@@ -161,66 +165,85 @@ TEST(EgressResponse, EveryByteSplitOfTheRawStream) {
     auto r = run({raw.substr(0, cut), raw.substr(cut)});
     ASSERT_EQ(r.error, "") << cut;
     bool ok = false;
-    ASSERT_EQ(dechunk(r.out.substr(r.out.find("\r\n\r\n") + 4), ok), "echo " + stars(kToken.size()) + " end") << cut;
+    ASSERT_EQ(dechunk(r.out.substr(r.out.find("\r\n\r\n") + 4), ok),
+              "echo " + stars(kToken.size()) + " end")
+        << cut;
     EXPECT_TRUE(ok);
   }
 }
 
 TEST(EgressResponse, HeadersTheStatusLineAndTrailersNeverCarryIt) {
-  std::string raw = "HTTP/1.1 401 bad token " + kToken + "\r\nX-Echo: " + kValue + "\r\nX-Token: " + kToken +
-                    "\r\nX-Prefix: " + kToken.substr(0, 12) + "...\r\nTrailer: X-Auth\r\n" +
-                    "Transfer-Encoding: chunked\r\n\r\n" + chunked({"OK!"}, "X-Auth: " + kValue + "\r\n");
+  std::string raw = "HTTP/1.1 401 bad token " + kToken + "\r\nX-Echo: " + kValue +
+                    "\r\nX-Token: " + kToken + "\r\nX-Prefix: " + kToken.substr(0, 12) +
+                    "...\r\nTrailer: X-Auth\r\n" + "Transfer-Encoding: chunked\r\n\r\n" +
+                    chunked({"OK!"}, "X-Auth: " + kValue + "\r\n");
   auto r = run({raw});
   ASSERT_EQ(r.error, "");
   EXPECT_EQ(leaked_piece(r.out), "") << r.out;
-  EXPECT_EQ(r.out, "HTTP/1.1 401 bad token " + stars(kToken.size()) + "\r\nX-Echo: " + stars(kValue.size()) +
-                       "\r\nX-Token: " + stars(kToken.size()) + "\r\nX-Prefix: " + stars(12) +
-                       "...\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nOK!\r\n0\r\n\r\n");
+  EXPECT_EQ(
+      r.out,
+      "HTTP/1.1 401 bad token " + stars(kToken.size()) + "\r\nX-Echo: " + stars(kValue.size()) +
+          "\r\nX-Token: " + stars(kToken.size()) + "\r\nX-Prefix: " + stars(12) +
+          "...\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nOK!\r\n0\r\n\r\n");
 }
 
 TEST(EgressResponse, ContentLengthAndCloseDelimitedBodiesKeepTheirLength) {
   std::string body = "token=" + kToken + "\n";
-  auto sized = run({"HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 10),
+  auto sized = run({"HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                        "\r\n\r\n" + body.substr(0, 10),
                     body.substr(10) + "HTTP/1.1 200 OK\r\n\r\nignored"});
   ASSERT_EQ(sized.error, "");
   EXPECT_EQ(sized.out, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
                            "\r\nConnection: close\r\n\r\ntoken=" + stars(kToken.size()) + "\n");
-  auto until_close = run({"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\n" + body.substr(0, 12), body.substr(12)});
+  auto until_close = run(
+      {"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\n" + body.substr(0, 12), body.substr(12)});
   ASSERT_EQ(until_close.error, "");
-  EXPECT_EQ(until_close.out, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ntoken=" + stars(kToken.size()) + "\n");
+  EXPECT_EQ(until_close.out,
+            "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ntoken=" + stars(kToken.size()) + "\n");
   // An HTTP/1.0 client cannot read chunks: it gets the body up to the close.
-  auto old = run({"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked({body.substr(0, 9), body.substr(9)})},
+  auto old = run({"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                  chunked({body.substr(0, 9), body.substr(9)})},
                  false, true);
   ASSERT_EQ(old.error, "");
-  EXPECT_EQ(old.out, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ntoken=" + stars(kToken.size()) + "\n");
+  EXPECT_EQ(old.out,
+            "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ntoken=" + stars(kToken.size()) + "\n");
 }
 
 TEST(EgressResponse, NoBodyForHeadAnd204AndInterimResponsesPassScrubbed) {
   auto head = run({"HTTP/1.1 200 OK\r\nContent-Length: 50\r\nX-T: " + kToken + "\r\n\r\n"}, true);
   ASSERT_EQ(head.error, "");
-  EXPECT_EQ(head.out, "HTTP/1.1 200 OK\r\nX-T: " + stars(kToken.size()) + "\r\nContent-Length: 50\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(head.out, "HTTP/1.1 200 OK\r\nX-T: " + stars(kToken.size()) +
+                          "\r\nContent-Length: 50\r\nConnection: close\r\n\r\n");
   auto none = run({"HTTP/1.1 204 No Content\r\n\r\n"});
   EXPECT_EQ(none.out, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
-  auto interim = run({"HTTP/1.1 103 Early Hints\r\nLink: " + kToken + "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"});
+  auto interim = run({"HTTP/1.1 103 Early Hints\r\nLink: " + kToken +
+                      "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"});
   ASSERT_EQ(interim.error, "");
-  EXPECT_EQ(interim.out, "HTTP/1.1 103 Early Hints\r\nLink: " + stars(kToken.size()) +
-                             "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+  EXPECT_EQ(interim.out,
+            "HTTP/1.1 103 Early Hints\r\nLink: " + stars(kToken.size()) +
+                "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
 }
 
 TEST(EgressResponse, RefusesWhatItCannotScrubOrFrame) {
   struct Case {
     std::string raw, reason;
   } cases[] = {
-      {"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc", "Content-Encoding gzip"},
+      {"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
+       "Content-Encoding gzip"},
       {"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\nabc", "Content-Encoding br"},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "transfer coding gzip"},
-      {"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc", "conflicting Content-Length"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+       "transfer coding gzip"},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc",
+       "conflicting Content-Length"},
       {"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "bad Content-Length"},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", "bad chunk size"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n",
+       "bad chunk size"},
       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "bad chunk size"},
       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", "longer than its size"},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(5000, '1'), "overlong chunk line"},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", "in the middle of the response body"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(5000, '1'),
+       "overlong chunk line"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+       "in the middle of the response body"},
       {"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab", "in the middle of the response body"},
       {"HTTP/1.1 200 OK\r\nX: 1\r\n", "before its response head was complete"},
       {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n", "switched protocols"},
@@ -232,7 +255,8 @@ TEST(EgressResponse, RefusesWhatItCannotScrubOrFrame) {
   };
   for (const auto& c : cases) {
     auto r = run({c.raw});
-    EXPECT_NE(r.error.find(c.reason), std::string::npos) << c.raw.substr(0, 200) << " -> '" << r.error << "'";
+    EXPECT_NE(r.error.find(c.reason), std::string::npos)
+        << c.raw.substr(0, 200) << " -> '" << r.error << "'";
     EXPECT_EQ(r.out.find("abc"), std::string::npos);
   }
 }

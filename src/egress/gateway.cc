@@ -129,7 +129,8 @@ class Exchange {
   // The client waits for "100 Continue" before it sends the body; the
   // gateway answers that itself (the upstream never sees Expect).
   bool continue_if_expected(const ProxyRequest& req) {
-    if (!req.expect_continue || req.version != "HTTP/1.1" || rest_.size() >= req.content_length) return true;
+    if (!req.expect_continue || req.version != "HTTP/1.1" || rest_.size() >= req.content_length)
+      return true;
     static const std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
     if (!send_all(client_.get(), go_on, stop_, config_.idle_timeout_ms)) return false;
     attempt_.bytes_down += go_on.size();

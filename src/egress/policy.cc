@@ -138,11 +138,13 @@ Decision check_address(const Rule& rule, std::string_view ip) {
   AddressClass c = info->cls;
   std::string cls(class_name(c));
   if (c == AddressClass::kPublic) return {true, std::string(ip) + " is public", &rule};
-  bool never = c == AddressClass::kUnspecified || c == AddressClass::kMulticast || c == AddressClass::kBroadcast;
+  bool never = c == AddressClass::kUnspecified || c == AddressClass::kMulticast ||
+               c == AddressClass::kBroadcast;
   if (rule.allow_private && !never)
     return {true, std::string(ip) + " is " + cls + ", allowed by the rule", &rule};
-  return {false, rule.host + " resolved to " + std::string(ip) + " (" + cls + "), which the policy " +
-                     (never ? "can never name" : "does not name") + "; it is " + info->detail,
+  return {false,
+          rule.host + " resolved to " + std::string(ip) + " (" + cls + "), which the policy " +
+              (never ? "can never name" : "does not name") + "; it is " + info->detail,
           &rule};
 }
 

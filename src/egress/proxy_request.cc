@@ -119,9 +119,17 @@ Status parse_target(std::string_view target, ProxyRequest& out) {
 }
 
 const std::set<std::string>& hop_by_hop() {
-  static const std::set<std::string> names = {"connection", "proxy-connection", "keep-alive", "proxy-authorization",
-                                              "proxy-authenticate", "te", "trailer", "upgrade", "transfer-encoding",
-                                              "host", "http2-settings"};
+  static const std::set<std::string> names = {"connection",
+                                              "proxy-connection",
+                                              "keep-alive",
+                                              "proxy-authorization",
+                                              "proxy-authenticate",
+                                              "te",
+                                              "trailer",
+                                              "upgrade",
+                                              "transfer-encoding",
+                                              "host",
+                                              "http2-settings"};
   return names;
 }
 
@@ -129,8 +137,9 @@ const std::set<std::string>& hop_by_hop() {
 // decides them, so the client may neither spell them another way nor have
 // them dropped through Connection.
 const std::set<std::string>& framing_headers() {
-  static const std::set<std::string> names = {"content-length", "transfer-encoding", "host", "connection",
-                                              "expect", "upgrade", "te", "trailer"};
+  static const std::set<std::string> names = {
+      "content-length", "transfer-encoding", "host", "connection",
+      "expect",         "upgrade",           "te",   "trailer"};
   return names;
 }
 
@@ -146,8 +155,10 @@ size_t head_length(std::string_view buffer) {
 Status check_line_ends(std::string_view head) {
   for (size_t i = 0; i < head.size(); ++i) {
     if (head[i] == '\0') return fail("a NUL byte in the request head");
-    if (head[i] == '\n' && (i == 0 || head[i - 1] != '\r')) return fail("a bare LF in the request head (lines end with CRLF)");
-    if (head[i] == '\r' && i + 1 < head.size() && head[i + 1] != '\n') return fail("a bare CR in the request head");
+    if (head[i] == '\n' && (i == 0 || head[i - 1] != '\r'))
+      return fail("a bare LF in the request head (lines end with CRLF)");
+    if (head[i] == '\r' && i + 1 < head.size() && head[i + 1] != '\n')
+      return fail("a bare CR in the request head");
   }
   return {};
 }
@@ -173,7 +184,8 @@ Result<ProxyRequest> parse_proxy_request(std::string_view head) {
   std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   r.version = std::string(line.substr(sp2 + 1));
   if (!is_token(r.method)) return fail("malformed method");
-  if (r.version != "HTTP/1.1" && r.version != "HTTP/1.0") return fail("only HTTP/1.0 and HTTP/1.1 are supported");
+  if (r.version != "HTTP/1.1" && r.version != "HTTP/1.0")
+    return fail("only HTTP/1.0 and HTTP/1.1 are supported");
   if (auto st = parse_target(target, r); !st) return std::unexpected(st.error());
 
   size_t pos = line_end + 2;
@@ -204,20 +216,25 @@ Result<ProxyRequest> parse_proxy_request(std::string_view head) {
       r.content_length = std::stoull(std::string(value));
       r.has_content_length = true;
     }
-    if (key == "upgrade") return fail("Upgrade (WebSocket, h2c) is not supported: use CONNECT for a tunnel");
+    if (key == "upgrade")
+      return fail("Upgrade (WebSocket, h2c) is not supported: use CONNECT for a tunnel");
     if (key == "expect") {
-      if (lower(value) != "100-continue") return fail("Expect: " + std::string(value) + " is not supported");
+      if (lower(value) != "100-continue")
+        return fail("Expect: " + std::string(value) + " is not supported");
       r.expect_continue = true;
     }
     if (key == "connection") {
       for (const std::string& part : split(value, ',')) {
         std::string_view token = part;
-        while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
-        while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+        while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
+          token.remove_prefix(1);
+        while (!token.empty() && (token.back() == ' ' || token.back() == '\t'))
+          token.remove_suffix(1);
         if (token.empty()) continue;
         std::string named = header_key(token);
         if (named == "content-length" || named == "transfer-encoding" || named == "host")
-          return fail("Connection names " + std::string(token) + ", which frames the request: refused");
+          return fail("Connection names " + std::string(token) +
+                      ", which frames the request: refused");
         r.connection_tokens.push_back(std::move(named));
       }
     }

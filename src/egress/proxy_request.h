@@ -26,7 +26,8 @@ struct ProxyRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // as sent, in order
   uint64_t content_length = 0;  // the request body the gateway forwards (never more)
   bool has_content_length = false;  // a Content-Length header was sent (the gateway writes its own)
-  bool expect_continue = false;     // "Expect: 100-continue": the gateway answers it, the upstream never sees it
+  bool expect_continue =
+      false;  // "Expect: 100-continue": the gateway answers it, the upstream never sees it
   std::vector<std::string> connection_tokens;  // what "Connection" names, normalised (header_key)
   bool connect() const { return method == "CONNECT"; }
   std::string path() const;  // target without the query

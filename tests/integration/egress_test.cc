@@ -80,9 +80,10 @@ class TestHost {
       ::dup2(null, 0);
       ::dup2(null, 1);
       std::string script = std::string(AIRLOCK_SOURCE_DIR) + "/tests/integration/egress_upstream.py";
-      ::execlp("ip", "ip", "netns", "exec", ns_.c_str(), "python3", script.c_str(), "--port", "8080", "--port",
-               "8081", "--port", "9090", "--bind6", "::", "--tls-port", "8443", "--cert", ca.c_str(), "--key",
-               key.c_str(), "--log", log_.c_str(), "--ready", ready.c_str(), nullptr);
+      ::execlp("ip", "ip", "netns", "exec", ns_.c_str(), "python3", script.c_str(), "--port",
+               "8080", "--port", "8081", "--port", "9090", "--bind6", "::", "--tls-port", "8443",
+               "--cert", ca.c_str(), "--key", key.c_str(), "--log", log_.c_str(), "--ready",
+               ready.c_str(), nullptr);
       ::_exit(127);
     }
     for (int i = 0; i < 200 && ::access(ready.c_str(), F_OK) != 0; ++i)
@@ -133,7 +134,8 @@ class TestHost {
     for (const auto& [name, address] : forms) {
       lines += address + " " + name + "\n";
       if (address.rfind("::ffff:", 0) == 0) continue;  // reached over IPv4
-      ok = ok && sh("ip -n " + ns_ + " -6 addr add " + address + "/128 dev " + veth_ + "n nodad") == 0 &&
+      ok = ok &&
+           sh("ip -n " + ns_ + " -6 addr add " + address + "/128 dev " + veth_ + "n nodad") == 0 &&
            sh("ip -6 route add " + address + "/128 dev " + veth_ + "h") == 0;
     }
     EXPECT_TRUE(ok) << "could not give the test host its special addresses";
@@ -393,13 +395,15 @@ TEST_F(Egress, IPv6FormsOfALinkLocalAddressAreJudgedByTheAddressInside) {
   auto r = ran.record();
   std::string out = r["stdout"]["text"];
   EXPECT_EQ(r["outcome"], "succeeded") << ran.err << r["stderr"]["text"];
-  EXPECT_NE(out.find("control: 200 "), std::string::npos) << out;  // the routes and the upstream work
-  auto expect_refused = [&](const std::string& name, const std::string& cls, const std::string& detail) {
+  EXPECT_NE(out.find("control: 200 "), std::string::npos)
+      << out;  // the routes and the upstream work
+  auto expect_refused = [&](const std::string& name, const std::string& cls,
+                            const std::string& detail) {
     std::string address;
     for (const auto& [n, a] : forms)
       if (n == name) address = a;
-    std::string want = name + ": 403 airlock egress: " + name + " resolved to " + address + " (" + cls +
-                       "), which the policy does not name";
+    std::string want = name + ": 403 airlock egress: " + name + " resolved to " + address + " (" +
+                       cls + "), which the policy does not name";
     EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
     EXPECT_NE(out.find(detail), std::string::npos) << detail << "\n" << out;
     const json* a = attempt(r, name, 8080, "GET");
@@ -493,7 +497,8 @@ def get(url):
     except Exception as e:
         return "error " + repr(e)
 for base in ["http://api.test:8443", "http://api.test:8080"]:
-    for k in range()" + std::to_string(secret.size() + 1) + R"():
+    for k in range()" + std::to_string(secret.size() + 1) +
+                            R"():
         print("split", k, get(base + "/echo-split/%d" % k))
     print("bytewise", get(base + "/echo-chunked/1"))
     print("token", get(base + "/echo-token"))
@@ -503,9 +508,11 @@ for base in ["http://api.test:8443", "http://api.test:8080"]:
   auto r = ran.record();
   std::string out = r["stdout"]["text"];
   EXPECT_EQ(r["outcome"], "succeeded") << r["stderr"]["text"];
-  std::string everything = out + ran.err + read_text(dir_.state() + "/records/" + r["id"].get<std::string>() + ".json");
+  std::string everything =
+      out + ran.err + read_text(dir_.state() + "/records/" + r["id"].get<std::string>() + ".json");
   for (size_t at = 0; at + 8 <= token.size(); ++at)
-    EXPECT_EQ(everything.find(token.substr(at, 8)), std::string::npos) << "a piece of the token: " << token.substr(at, 8);
+    EXPECT_EQ(everything.find(token.substr(at, 8)), std::string::npos)
+        << "a piece of the token: " << token.substr(at, 8);
   // Every echo came back (scrubbed), and the gzip echo was refused with the reason.
   std::string starred(secret.size(), '*');
   int splits = 0;
@@ -524,8 +531,9 @@ for base in ["http://api.test:8443", "http://api.test:8080"]:
       EXPECT_NE(line.find("X-Echo-Value=" + starred + ";"), std::string::npos) << line;
       EXPECT_NE(line.find("token=" + bare), std::string::npos) << line;
     } else if (line.rfind("gzip ", 0) == 0) {
-      EXPECT_NE(line.find("gzip 502 airlock egress: the upstream sent a body with Content-Encoding gzip"),
-                std::string::npos)
+      EXPECT_NE(
+          line.find("gzip 502 airlock egress: the upstream sent a body with Content-Encoding gzip"),
+          std::string::npos)
           << line;
     }
   }

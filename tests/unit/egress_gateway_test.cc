@@ -3,6 +3,7 @@
 // every connection.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -13,8 +14,6 @@
 #include <chrono>
 #include <functional>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "egress/gateway.h"
 #include "egress/scrub.h"
@@ -107,7 +106,8 @@ class EchoUpstream {
 class ScriptedUpstream {
  public:
   using Respond = std::function<std::vector<std::string>(const std::string& head)>;
-  explicit ScriptedUpstream(Respond respond) : fd_(listen_loopback(port_)), respond_(std::move(respond)) {
+  explicit ScriptedUpstream(Respond respond)
+      : fd_(listen_loopback(port_)), respond_(std::move(respond)) {
     thread_ = std::thread([this] {
       for (;;) {
         UniqueFd c(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
@@ -315,11 +315,13 @@ TEST(EgressGateway, ConnectionCannotDropTheFramingOfTheRequest) {
   std::string smuggled = "GET /admin HTTP/1.1\r\nHost: up.test\r\n\r\n";
   for (std::string connection : {"Content-Length", "close, content-length", "Content_Length"}) {
     UniqueFd c = dial(gw.port);
-    send_text(c.get(), "POST http://up.test:" + std::to_string(up.port()) + "/ok HTTP/1.1\r\nContent-Length: " +
-                           std::to_string(smuggled.size()) + "\r\nConnection: " + connection + "\r\n\r\n" + smuggled);
+    send_text(c.get(), "POST http://up.test:" + std::to_string(up.port()) +
+                           "/ok HTTP/1.1\r\nContent-Length: " + std::to_string(smuggled.size()) +
+                           "\r\nConnection: " + connection + "\r\n\r\n" + smuggled);
     std::string answer = read_to_eof(c.get());
     EXPECT_EQ(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << answer;
-    EXPECT_NE(answer.find("X-Airlock-Reason: Connection names " + connection.substr(connection.rfind(' ') + 1) +
+    EXPECT_NE(answer.find("X-Airlock-Reason: Connection names " +
+                          connection.substr(connection.rfind(' ') + 1) +
                           ", which frames the request: refused"),
               std::string::npos)
         << answer;
@@ -340,9 +342,10 @@ TEST(EgressGateway, TheUpstreamReceivesExactlyTheJudgedRequest) {
   auto gw = start_gateway(config_for(up.port(), only_ok_path(up.port())));
   std::string port = std::to_string(up.port());
   UniqueFd c = dial(gw.port);
-  send_text(c.get(), "POST http://up.test:" + port +
-                         "/ok HTTP/1.1\r\nHost: up.test\r\nUser-Agent: t\r\nContent-Length: 5\r\n"
-                         "Expect: 100-continue\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n\r\n");
+  send_text(c.get(),
+            "POST http://up.test:" + port +
+                "/ok HTTP/1.1\r\nHost: up.test\r\nUser-Agent: t\r\nContent-Length: 5\r\n"
+                "Expect: 100-continue\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n\r\n");
   std::string interim(25, '\0');
   ASSERT_EQ(::recv(c.get(), interim.data(), interim.size(), MSG_WAITALL), 25);
   EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
@@ -350,8 +353,9 @@ TEST(EgressGateway, TheUpstreamReceivesExactlyTheJudgedRequest) {
   std::string answer = read_to_eof(c.get());
   EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
   gw.gateway->stop();
-  EXPECT_EQ(up.seen(), "POST /ok HTTP/1.1\r\nHost: up.test:" + port +
-                           "\r\nContent-Length: 5\r\nUser-Agent: t\r\nConnection: close\r\n\r\nhello");
+  EXPECT_EQ(up.seen(),
+            "POST /ok HTTP/1.1\r\nHost: up.test:" + port +
+                "\r\nContent-Length: 5\r\nUser-Agent: t\r\nConnection: close\r\n\r\nhello");
 }
 
 TEST(EgressGateway, ABareLineFeedIsRefusedAtOnce) {
@@ -363,7 +367,8 @@ TEST(EgressGateway, ABareLineFeedIsRefusedAtOnce) {
   std::string answer = read_to_eof(c.get());
   EXPECT_NE(answer.find("400 Bad Request"), std::string::npos) << answer;
   EXPECT_NE(answer.find("a bare LF in the request head"), std::string::npos) << answer;
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));  // not the 10 s head timeout
+  EXPECT_LT(std::chrono::steady_clock::now() - t0,
+            std::chrono::seconds(5));  // not the 10 s head timeout
   gw.gateway->stop();
   EXPECT_EQ(up.seen(), "");
 }
@@ -391,7 +396,8 @@ std::string fetch(uint16_t gateway, uint16_t upstream, const std::string& path) 
 
 std::string leaked_piece(const std::string& text) {
   for (size_t at = 0; at + kMinFragment <= kToken.size(); ++at)
-    if (text.find(kToken.substr(at, kMinFragment)) != std::string::npos) return kToken.substr(at, kMinFragment);
+    if (text.find(kToken.substr(at, kMinFragment)) != std::string::npos)
+      return kToken.substr(at, kMinFragment);
   return "";
 }
 
@@ -412,7 +418,8 @@ TEST(EgressGateway, AChunkedEchoOfTheCredentialIsScrubbedAtEverySplit) {
     std::string body = "you sent " + value + ".";
     size_t cut = std::min(body.size(), body.find(value) + k);
     return std::vector<std::string>{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
-                                    chunk(body.substr(0, cut)), chunk(body.substr(cut)), "0\r\n\r\n"};
+                                    chunk(body.substr(0, cut)), chunk(body.substr(cut)),
+                                    "0\r\n\r\n"};
   });
   auto gw = gateway_with_secret(up.port());
   for (size_t k = 0; k <= kSecret.size(); ++k) {
@@ -421,7 +428,8 @@ TEST(EgressGateway, AChunkedEchoOfTheCredentialIsScrubbedAtEverySplit) {
     EXPECT_NE(answer.find("you sent "), std::string::npos) << answer;
     std::string starred(kSecret.size(), '*');
     // Re-chunked by the gateway: the stars may be split, but all of them arrive.
-    EXPECT_EQ(std::count(answer.begin(), answer.end(), '*'), static_cast<long>(kSecret.size())) << answer;
+    EXPECT_EQ(std::count(answer.begin(), answer.end(), '*'), static_cast<long>(kSecret.size()))
+        << answer;
     EXPECT_NE(answer.find("0\r\n\r\n"), std::string::npos) << "a complete chunked body: " << answer;
   }
 }
@@ -430,28 +438,33 @@ TEST(EgressGateway, ABareTokenOrAHeaderEchoIsScrubbedToo) {
   ScriptedUpstream up([](const std::string& head) {
     std::string token = header_in(head, "Authorization").substr(7);  // without "Bearer "
     std::string body = "token=" + token + "\nprefix=" + token.substr(0, 10) + "...\n";
-    return std::vector<std::string>{"HTTP/1.1 200 OK\r\nX-Token: " + token + "\r\nX-Auth: Bearer " + token +
-                                        "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
-                                        body.substr(0, 9),
-                                    body.substr(9)};
+    return std::vector<std::string>{
+        "HTTP/1.1 200 OK\r\nX-Token: " + token + "\r\nX-Auth: Bearer " + token +
+            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 9),
+        body.substr(9)};
   });
   auto gw = gateway_with_secret(up.port());
   std::string answer = fetch(gw.port, up.port(), "/token");
   EXPECT_EQ(leaked_piece(answer), "") << answer;
   std::string bare(kToken.size(), '*');
   EXPECT_NE(answer.find("\r\nX-Token: " + bare + "\r\n"), std::string::npos) << answer;
-  EXPECT_NE(answer.find("\r\nX-Auth: " + std::string(kSecret.size(), '*') + "\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("\r\nX-Auth: " + std::string(kSecret.size(), '*') + "\r\n"),
+            std::string::npos)
+      << answer;
   EXPECT_NE(answer.find("token=" + bare + "\nprefix=**********...\n"), std::string::npos) << answer;
 }
 
 TEST(EgressGateway, AResponseTheScrubberCannotReadIsRefused) {
   ScriptedUpstream up([](const std::string&) {
-    return std::vector<std::string>{"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\n\x1f\x8b\x08\x00"};
+    return std::vector<std::string>{
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\n\x1f\x8b\x08\x00"};
   });
   auto gw = gateway_with_secret(up.port());
   std::string answer = fetch(gw.port, up.port(), "/gzip");
   EXPECT_EQ(answer.rfind("HTTP/1.1 502 Bad Gateway\r\n", 0), 0u) << answer;
-  EXPECT_NE(answer.find("Content-Encoding gzip although the gateway asked for identity"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Content-Encoding gzip although the gateway asked for identity"),
+            std::string::npos)
+      << answer;
   gw.gateway->stop();
   auto attempts = gw.gateway->take_attempts();
   ASSERT_EQ(attempts.size(), 1u);

@@ -49,9 +49,10 @@ TEST(EgressProxyRequest, RefusesWhatCouldMisleadARule) {
   EXPECT_NE(error_of("GET http://a.com/a\\b HTTP/1.1\r\n\r\n").find("backslash"), std::string::npos);
   EXPECT_NE(error_of("POST http://a.com/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").find("Content-Length"),
             std::string::npos);
-  EXPECT_NE(error_of("POST http://a.com/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
-                .find("more than one Content-Length"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("POST http://a.com/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
+          .find("more than one Content-Length"),
+      std::string::npos);
   EXPECT_NE(error_of("GET http://a.com/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n").find("folded"), std::string::npos);
   EXPECT_NE(error_of("CONNECT a.com HTTP/1.1\r\n\r\n").find("HOST:PORT"), std::string::npos);
   EXPECT_NE(error_of("CONNECT a.com:0 HTTP/1.1\r\n\r\n").find("port"), std::string::npos);
@@ -91,9 +92,12 @@ TEST(EgressProxyRequest, RefusesWhatTheUpstreamCouldFrameDifferently) {
   struct Case {
     std::string head, reason;
   } cases[] = {
-      {line + "Content-Length: 5\r\nConnection: Content-Length\r\n\r\n", "Connection names Content-Length"},
-      {line + "Content-Length: 5\r\nConnection: keep-alive, content-length\r\n\r\n", "Connection names content-length"},
-      {line + "Content-Length: 5\r\nConnection: Transfer-Encoding\r\n\r\n", "Connection names Transfer-Encoding"},
+      {line + "Content-Length: 5\r\nConnection: Content-Length\r\n\r\n",
+       "Connection names Content-Length"},
+      {line + "Content-Length: 5\r\nConnection: keep-alive, content-length\r\n\r\n",
+       "Connection names content-length"},
+      {line + "Content-Length: 5\r\nConnection: Transfer-Encoding\r\n\r\n",
+       "Connection names Transfer-Encoding"},
       {line + "Connection: Host\r\n\r\n", "Connection names Host"},
       {line + "Connection: Content_Length\r\n\r\n", "Connection names Content_Length"},
       {line + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", "Transfer-Encoding"},
@@ -136,18 +140,21 @@ TEST(EgressProxyRequest, LineEndsAreCheckedBeforeTheHeadIsComplete) {
 
 TEST(EgressProxyRequest, TheUpstreamGetsTheGatewaysFramingOnly) {
   auto r = parse_proxy_request(
-      "POST http://a.com/ok HTTP/1.1\r\nHost: evil\r\nContent-Length: 007\r\nExpect: 100-continue\r\n"
+      "POST http://a.com/ok HTTP/1.1\r\nHost: evil\r\nContent-Length: 007\r\nExpect: "
+      "100-continue\r\n"
       "Connection: TE, X-Drop, Proxy_Authorization\r\nTE: trailers\r\nX-Drop: 1\r\nX_Drop: 2\r\n"
       "Proxy_Authorization: forged\r\nKeep_Alive: 5\r\nX-Keep: 1\r\n\r\n");
   ASSERT_TRUE(r) << r.error().what;
   EXPECT_TRUE(r->expect_continue);
   EXPECT_EQ(r->content_length, 7u);
   EXPECT_EQ(upstream_head(*r, std::nullopt),
-            "POST /ok HTTP/1.1\r\nHost: a.com\r\nContent-Length: 7\r\nX-Keep: 1\r\nConnection: close\r\n\r\n");
+            "POST /ok HTTP/1.1\r\nHost: a.com\r\nContent-Length: 7\r\nX-Keep: 1\r\nConnection: "
+            "close\r\n\r\n");
   auto none = parse_proxy_request("GET http://a.com/ HTTP/1.0\r\n\r\n");
   ASSERT_TRUE(none);
   EXPECT_EQ(none->version, "HTTP/1.0");
-  EXPECT_EQ(upstream_head(*none, std::nullopt), "GET / HTTP/1.1\r\nHost: a.com\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(upstream_head(*none, std::nullopt),
+            "GET / HTTP/1.1\r\nHost: a.com\r\nConnection: close\r\n\r\n");
   // A header spelled with '_' cannot stand in for the credential either.
   auto spoof = parse_proxy_request("GET http://a.com/ HTTP/1.1\r\nX_Api_Key: mine\r\n\r\n");
   ASSERT_TRUE(spoof);

@@ -9,7 +9,7 @@
 
 #include "egress/proxy_request.h"
 #include "egress/relay.h"
-#include "egress/scrub.h"
+#include "egress/response_filter.h"
 
 namespace airlock::egress {
 namespace {
@@ -85,6 +85,7 @@ class Exchange {
     attempt_.allowed = true;
     attempt_.reason = d.reason;
     attempt_.secret = rule.secret;
+    if (!continue_if_expected(req)) return true;
     if (req.connect()) tunnel(std::move(upstream));
     else if (rule.tls || !rule.secret.empty()) buffered(req, rule, std::move(upstream));
     else forward(req, std::move(upstream));
@@ -109,6 +110,10 @@ class Exchange {
       }
       buf.append(chunk, *n);
       sent_anything_ = true;
+      if (auto st = check_line_ends(buf); !st) {
+        refuse(400, st.error().what);
+        return std::nullopt;
+      }
       if (size_t len = head_length(buf); len > 0) {
         rest_ = buf.substr(len);
         buf.resize(len);
@@ -119,6 +124,17 @@ class Exchange {
         return std::nullopt;
       }
     }
+  }
+
+  // The client waits for "100 Continue" before it sends the body; the
+  // gateway answers that itself (the upstream never sees Expect).
+  bool continue_if_expected(const ProxyRequest& req) {
+    if (!req.expect_continue || req.version != "HTTP/1.1" || rest_.size() >= req.content_length)
+      return true;
+    static const std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (!send_all(client_.get(), go_on, stop_, config_.idle_timeout_ms)) return false;
+    attempt_.bytes_down += go_on.size();
+    return true;
   }
 
   void refuse(int status, const std::string& reason) {
@@ -190,21 +206,49 @@ class Exchange {
       body_left -= *n;
       if (!write_up(std::string_view(buf.data(), *n))) return;
     }
-    Scrubber scrub(credential ? credential->value : "");
-    auto write_down = [&](const std::string& data) -> bool {
+    auto write_down = [&](std::string_view data) -> bool {
       if (data.empty()) return true;
       if (!send_all(client_.get(), data, stop_, timeout)) return false;
       attempt_.bytes_down += data.size();
       return true;
     };
-    for (;;) {
-      auto n = tls ? tls->read_some(buf.data(), buf.size(), stop_, timeout)
-                   : recv_some(upstream.get(), buf.data(), buf.size(), stop_, timeout);
-      if (!n || *n == 0) break;
-      if (!write_down(scrub.feed(std::string_view(buf.data(), *n)))) return;
+    auto read_up = [&]() -> Result<size_t> {
+      return tls ? tls->read_some(buf.data(), buf.size(), stop_, timeout)
+                 : recv_some(upstream.get(), buf.data(), buf.size(), stop_, timeout);
+    };
+    if (!credential) {
+      for (auto n = read_up(); n && *n > 0; n = read_up())
+        if (!write_down(std::string_view(buf.data(), *n))) return;
+    } else if (!scrubbed_response(req, *credential, read_up, buf, write_down)) {
+      return;  // cut: the client sees the response end early
     }
-    (void)write_down(scrub.finish());
     ::shutdown(client_.get(), SHUT_WR);
+  }
+
+  // What comes back from an upstream that got the credential: decoded and
+  // scrubbed (response_filter.h). false when the response could not be
+  // passed on whole.
+  template <class Read, class Write>
+  bool scrubbed_response(const ProxyRequest& req, const Credential& credential, Read& read_up,
+                         const std::vector<char>& buf, Write& write_down) {
+    ResponseFilter filter(credential.value, req.method == "HEAD", req.version == "HTTP/1.0");
+    auto fault = [&](const std::string& reason) {
+      if (!filter.started()) {
+        refuse(502, reason);
+      } else {
+        attempt_.reason += "; the response was cut: " + reason;
+      }
+      return false;
+    };
+    while (!filter.done()) {
+      auto n = read_up();
+      if (!n) return fault("the upstream response: " + n.error().message());
+      auto out = *n == 0 ? filter.finish() : filter.feed(std::string_view(buf.data(), *n));
+      if (!out) return fault(out.error().what);
+      if (!write_down(*out)) return false;
+      if (*n == 0) break;
+    }
+    return true;
   }
 
   const GatewayConfig& config_;

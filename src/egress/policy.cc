@@ -1,7 +1,5 @@
 #include "egress/policy.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -134,65 +132,19 @@ Decision decide(const Policy& policy, const Request& req) {
   return {false, req.host + ":" + std::to_string(req.port) + " is not in the job's network policy", nullptr};
 }
 
-std::string_view class_name(AddressClass c) {
-  switch (c) {
-    case AddressClass::kPublic: return "public";
-    case AddressClass::kLoopback: return "loopback";
-    case AddressClass::kPrivate: return "private";
-    case AddressClass::kLinkLocal: return "link-local";
-    case AddressClass::kUnspecified: return "unspecified";
-    case AddressClass::kMulticast: return "multicast";
-    case AddressClass::kReserved: return "reserved";
-  }
-  return "reserved";
-}
-
-Result<AddressClass> classify_address(std::string_view ip_text) {
-  std::string ip(ip_text);
-  in_addr v4{};
-  if (::inet_pton(AF_INET, ip.c_str(), &v4) == 1) {
-    uint32_t a = ntohl(v4.s_addr);
-    auto in = [a](uint32_t net, int bits) { return (a >> (32 - bits)) == (net >> (32 - bits)); };
-    if (a == 0 || in(0x00000000, 8)) return AddressClass::kUnspecified;
-    if (in(0x7f000000, 8)) return AddressClass::kLoopback;
-    if (in(0x0a000000, 8) || in(0xac100000, 12) || in(0xc0a80000, 16) || in(0x64400000, 10))
-      return AddressClass::kPrivate;  // RFC 1918 and carrier-grade NAT
-    if (in(0xa9fe0000, 16)) return AddressClass::kLinkLocal;
-    if (in(0xe0000000, 4)) return AddressClass::kMulticast;
-    if (in(0xf0000000, 4) || in(0xc0000200, 24) || in(0xc6336400, 24) || in(0xcb007100, 24) ||
-        in(0xc6120000, 15))
-      return AddressClass::kReserved;  // 240/4, TEST-NETs, benchmarking
-    return AddressClass::kPublic;
-  }
-  in6_addr v6{};
-  if (::inet_pton(AF_INET6, ip.c_str(), &v6) == 1) {
-    const uint8_t* b = v6.s6_addr;
-    static const uint8_t zero[16] = {};
-    if (std::equal(b, b + 16, zero)) return AddressClass::kUnspecified;
-    if (std::equal(b, b + 15, zero) && b[15] == 1) return AddressClass::kLoopback;
-    // IPv4-mapped (::ffff:a.b.c.d): judged as the IPv4 address it carries.
-    if (std::equal(b, b + 10, zero) && b[10] == 0xff && b[11] == 0xff) {
-      char text[INET_ADDRSTRLEN];
-      ::inet_ntop(AF_INET, b + 12, text, sizeof(text));
-      return classify_address(text);
-    }
-    if ((b[0] & 0xfe) == 0xfc) return AddressClass::kPrivate;                 // fc00::/7
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return AddressClass::kLinkLocal;  // fe80::/10
-    if (b[0] == 0xff) return AddressClass::kMulticast;
-    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8) return AddressClass::kReserved;  // 2001:db8::/32
-    return AddressClass::kPublic;
-  }
-  return fail("'" + ip + "' is not an IP address");
-}
-
 Decision check_address(const Rule& rule, std::string_view ip) {
-  auto c = classify_address(ip);
-  if (!c) return {false, c.error().what, &rule};
-  if (*c == AddressClass::kPublic) return {true, std::string(ip) + " is public", &rule};
-  if (rule.allow_private && *c != AddressClass::kUnspecified && *c != AddressClass::kMulticast)
-    return {true, std::string(ip) + " is " + std::string(class_name(*c)) + ", allowed by the rule", &rule};
-  return {false, rule.host + " resolved to " + std::string(ip) + " (" + std::string(class_name(*c)) +
-                     "), which the policy does not name",
+  auto info = describe_address(ip);
+  if (!info) return {false, info.error().what, &rule};
+  AddressClass c = info->cls;
+  std::string cls(class_name(c));
+  if (c == AddressClass::kPublic) return {true, std::string(ip) + " is public", &rule};
+  bool never = c == AddressClass::kUnspecified || c == AddressClass::kMulticast ||
+               c == AddressClass::kBroadcast;
+  if (rule.allow_private && !never)
+    return {true, std::string(ip) + " is " + cls + ", allowed by the rule", &rule};
+  return {false,
+          rule.host + " resolved to " + std::string(ip) + " (" + cls + "), which the policy " +
+              (never ? "can never name" : "does not name") + "; it is " + info->detail,
           &rule};
 }
 

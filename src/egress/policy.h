@@ -4,13 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/result.h"
+#include "egress/address.h"
 
 namespace airlock::egress {
 
@@ -56,11 +56,8 @@ struct Decision {
 // rule with paths or a secret refuses CONNECT.
 Decision decide(const Policy& policy, const Request& request);
 
-enum class AddressClass { kPublic, kLoopback, kPrivate, kLinkLocal, kUnspecified, kMulticast, kReserved };
-std::string_view class_name(AddressClass c);
-// Textual IPv4 or IPv6 address; an error for anything else.
-Result<AddressClass> classify_address(std::string_view ip);
-// A resolved address is refused unless public, or the rule names private destinations.
+// A resolved address (address.h) is refused unless public, or the rule names
+// private destinations; unspecified, multicast and broadcast never.
 Decision check_address(const Rule& rule, std::string_view ip);
 
 // The API form of one rule (the inverse of parse_policy for one entry).

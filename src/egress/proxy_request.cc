@@ -13,8 +13,6 @@ namespace {
 
 std::string lower(std::string_view s) { return ascii_lower(s); }
 
-bool iequal(std::string_view a, std::string_view b) { return lower(a) == lower(b); }
-
 bool is_token(std::string_view s) {
   static const std::string_view extra = "!#$%&'*+-.^_`|~";
   if (s.empty()) return false;
@@ -121,9 +119,27 @@ Status parse_target(std::string_view target, ProxyRequest& out) {
 }
 
 const std::set<std::string>& hop_by_hop() {
-  static const std::set<std::string> names = {"connection", "proxy-connection", "keep-alive", "proxy-authorization",
-                                              "proxy-authenticate", "te", "trailer", "upgrade", "transfer-encoding",
-                                              "host"};
+  static const std::set<std::string> names = {"connection",
+                                              "proxy-connection",
+                                              "keep-alive",
+                                              "proxy-authorization",
+                                              "proxy-authenticate",
+                                              "te",
+                                              "trailer",
+                                              "upgrade",
+                                              "transfer-encoding",
+                                              "host",
+                                              "http2-settings"};
+  return names;
+}
+
+// Headers that say where a request ends or what it is for: the gateway alone
+// decides them, so the client may neither spell them another way nor have
+// them dropped through Connection.
+const std::set<std::string>& framing_headers() {
+  static const std::set<std::string> names = {
+      "content-length", "transfer-encoding", "host", "connection",
+      "expect",         "upgrade",           "te",   "trailer"};
   return names;
 }
 
@@ -136,9 +152,27 @@ size_t head_length(std::string_view buffer) {
   return end == std::string_view::npos ? 0 : end + 4;
 }
 
+Status check_line_ends(std::string_view head) {
+  for (size_t i = 0; i < head.size(); ++i) {
+    if (head[i] == '\0') return fail("a NUL byte in the request head");
+    if (head[i] == '\n' && (i == 0 || head[i - 1] != '\r'))
+      return fail("a bare LF in the request head (lines end with CRLF)");
+    if (head[i] == '\r' && i + 1 < head.size() && head[i + 1] != '\n')
+      return fail("a bare CR in the request head");
+  }
+  return {};
+}
+
+std::string header_key(std::string_view name) {
+  std::string key = lower(name);
+  std::replace(key.begin(), key.end(), '_', '-');
+  return key;
+}
+
 Result<ProxyRequest> parse_proxy_request(std::string_view head) {
   if (head.size() > kMaxHeadBytes) return fail("the request head is too large");
   if (head.size() < 4 || head.substr(head.size() - 4) != "\r\n\r\n") return fail("the request head is incomplete");
+  if (auto st = check_line_ends(head); !st) return std::unexpected(st.error());
   head.remove_suffix(2);  // keep one CRLF to end the last line
   ProxyRequest r;
   auto line_end = head.find("\r\n");
@@ -148,12 +182,12 @@ Result<ProxyRequest> parse_proxy_request(std::string_view head) {
   if (sp1 == std::string_view::npos || sp1 == sp2) return fail("malformed request line");
   r.method = std::string(line.substr(0, sp1));
   std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  std::string_view version = line.substr(sp2 + 1);
+  r.version = std::string(line.substr(sp2 + 1));
   if (!is_token(r.method)) return fail("malformed method");
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") return fail("only HTTP/1.0 and HTTP/1.1 are supported");
+  if (r.version != "HTTP/1.1" && r.version != "HTTP/1.0")
+    return fail("only HTTP/1.0 and HTTP/1.1 are supported");
   if (auto st = parse_target(target, r); !st) return std::unexpected(st.error());
 
-  std::optional<uint64_t> length;
   size_t pos = line_end + 2;
   while (pos < head.size()) {
     auto end = head.find("\r\n", pos);
@@ -170,19 +204,43 @@ Result<ProxyRequest> parse_proxy_request(std::string_view head) {
     for (unsigned char c : value)
       if ((c < 0x20 && c != '\t') || c == 0x7f) return fail("a control byte in header " + name);
     if (r.headers.size() >= kMaxHeaders) return fail("too many headers");
-    if (iequal(name, "transfer-encoding"))
+    std::string key = header_key(name);
+    if (framing_headers().count(key) && key != lower(name))
+      return fail("header " + name + " would be read as " + key + " by some servers: refused");
+    if (key == "transfer-encoding")
       return fail("Transfer-Encoding request bodies are not supported (send Content-Length)");
-    if (iequal(name, "content-length")) {
+    if (key == "content-length") {
+      if (r.has_content_length) return fail("more than one Content-Length header");
       if (value.empty() || value.size() > 15 || value.find_first_not_of("0123456789") != std::string_view::npos)
         return fail("bad Content-Length");
-      uint64_t n = std::stoull(std::string(value));
-      if (length && *length != n) return fail("conflicting Content-Length headers");
-      length = n;
+      r.content_length = std::stoull(std::string(value));
+      r.has_content_length = true;
+    }
+    if (key == "upgrade")
+      return fail("Upgrade (WebSocket, h2c) is not supported: use CONNECT for a tunnel");
+    if (key == "expect") {
+      if (lower(value) != "100-continue")
+        return fail("Expect: " + std::string(value) + " is not supported");
+      r.expect_continue = true;
+    }
+    if (key == "connection") {
+      for (const std::string& part : split(value, ',')) {
+        std::string_view token = part;
+        while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
+          token.remove_prefix(1);
+        while (!token.empty() && (token.back() == ' ' || token.back() == '\t'))
+          token.remove_suffix(1);
+        if (token.empty()) continue;
+        std::string named = header_key(token);
+        if (named == "content-length" || named == "transfer-encoding" || named == "host")
+          return fail("Connection names " + std::string(token) +
+                      ", which frames the request: refused");
+        r.connection_tokens.push_back(std::move(named));
+      }
     }
     r.headers.emplace_back(std::move(name), std::string(value));
   }
-  if (r.connect() && length.value_or(0) != 0) return fail("CONNECT with a body");
-  r.content_length = length.value_or(0);
+  if (r.connect() && r.content_length != 0) return fail("CONNECT with a body");
   return r;
 }
 
@@ -192,30 +250,22 @@ std::string authority(std::string_view host, uint16_t port) {
 }
 
 std::string upstream_head(const ProxyRequest& r, const std::optional<Credential>& credential) {
+  // Framing is the gateway's: the client's own Host, Content-Length and
+  // Expect never pass, whatever Connection says.
   std::set<std::string> drop = hop_by_hop();
-  for (const auto& [name, value] : r.headers) {
-    if (!iequal(name, "connection")) continue;
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t end = value.find(',', start);
-      if (end == std::string::npos) end = value.size();
-      std::string token = value.substr(start, end - start);
-      token.erase(0, token.find_first_not_of(" \t"));
-      token.erase(token.find_last_not_of(" \t") + 1);
-      if (!token.empty()) drop.insert(lower(token));
-      start = end + 1;
-    }
-  }
+  drop.insert({"content-length", "expect"});
+  drop.insert(r.connection_tokens.begin(), r.connection_tokens.end());
   if (credential) {
-    drop.insert(lower(credential->header));
+    drop.insert(header_key(credential->header));
     drop.insert("accept-encoding");
   }
   std::string out = r.method + " " + r.target + " HTTP/1.1\r\n";
   std::string host = authority(r.host, r.port);
   if (r.port == 80 || r.port == 443) host.resize(host.rfind(':'));  // the scheme's default port
   out += "Host: " + host + "\r\n";
+  if (r.has_content_length) out += "Content-Length: " + std::to_string(r.content_length) + "\r\n";
   for (const auto& [name, value] : r.headers)
-    if (!drop.count(lower(name))) out += name + ": " + value + "\r\n";
+    if (!drop.count(header_key(name))) out += name + ": " + value + "\r\n";
   if (credential) {
     out += credential->header + ": " + credential->value + "\r\n";
     out += "Accept-Encoding: identity\r\n";

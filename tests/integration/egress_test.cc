@@ -80,9 +80,10 @@ class TestHost {
       ::dup2(null, 0);
       ::dup2(null, 1);
       std::string script = std::string(AIRLOCK_SOURCE_DIR) + "/tests/integration/egress_upstream.py";
-      ::execlp("ip", "ip", "netns", "exec", ns_.c_str(), "python3", script.c_str(), "--port", "8080", "--port",
-               "8081", "--port", "9090", "--bind6", ip6.c_str(), "--tls-port", "8443", "--cert", ca.c_str(), "--key",
-               key.c_str(), "--log", log_.c_str(), "--ready", ready.c_str(), nullptr);
+      ::execlp("ip", "ip", "netns", "exec", ns_.c_str(), "python3", script.c_str(), "--port",
+               "8080", "--port", "8081", "--port", "9090", "--bind6", "::", "--tls-port", "8443",
+               "--cert", ca.c_str(), "--key", key.c_str(), "--log", log_.c_str(), "--ready",
+               ready.c_str(), nullptr);
       ::_exit(127);
     }
     for (int i = 0; i < 200 && ::access(ready.c_str(), F_OK) != 0; ++i)
@@ -101,6 +102,47 @@ class TestHost {
     sh("ip link del " + veth_ + "h");
   }
 
+  // Gives the test host the IPv6 forms of a link-local IPv4 address of its
+  // own (169.254.H.L, unique to this test process), and of site-local and
+  // discard-only addresses, with host routes to them over the veth pair (they
+  // go with it). So a gateway that connected to one of them would reach this
+  // test host, nothing else. Returns name -> address, added to the hosts file.
+  std::vector<std::pair<std::string, std::string>> add_special_forms() {
+    int index = static_cast<int>(::getpid() % 32768);
+    int h = 1 + (index >> 8), l = index & 255;
+    char v4[32], hi[8], lo[16], inv[32], idx[16];
+    std::snprintf(v4, sizeof(v4), "169.254.%d.%d", h, l);
+    std::snprintf(hi, sizeof(hi), "a9fe");
+    std::snprintf(lo, sizeof(lo), "%02x%02x", h, l);
+    std::snprintf(inv, sizeof(inv), "5601:%04x", 0xffff & ~((h << 8) | l));  // Teredo: inverted
+    std::snprintf(idx, sizeof(idx), "%x", index);
+    link_local4 = v4;
+    std::string embedded = std::string(hi) + ":" + lo;
+    std::vector<std::pair<std::string, std::string>> forms = {
+        {"mapped.test", "::ffff:" + link_local4},
+        {"nat64.test", "64:ff9b::" + embedded},
+        {"nat64-local.test", "64:ff9b:1::" + embedded},
+        {"sixtofour.test", "2002:" + embedded + "::1"},
+        {"compat.test", "::" + embedded},
+        {"teredo.test", "2001:0:c000:201::" + std::string(inv)},
+        {"site-local.test", "fec0::" + std::string(idx) + ":1"},
+        {"discard.test", "100::" + std::string(idx)},
+    };
+    bool ok = sh("ip -n " + ns_ + " addr add " + link_local4 + "/32 dev " + veth_ + "n") == 0 &&
+              sh("ip route add " + link_local4 + "/32 dev " + veth_ + "h") == 0;
+    std::string lines;
+    for (const auto& [name, address] : forms) {
+      lines += address + " " + name + "\n";
+      if (address.rfind("::ffff:", 0) == 0) continue;  // reached over IPv4
+      ok = ok &&
+           sh("ip -n " + ns_ + " -6 addr add " + address + "/128 dev " + veth_ + "n nodad") == 0 &&
+           sh("ip -6 route add " + address + "/128 dev " + veth_ + "h") == 0;
+    }
+    EXPECT_TRUE(ok) << "could not give the test host its special addresses";
+    write_text(hosts, read_text(hosts) + lines);
+    return forms;
+  }
+
   std::vector<json> requests() const {
     std::vector<json> out;
     std::istringstream in(read_text(log_));
@@ -111,7 +153,7 @@ class TestHost {
   const std::string& netns() const { return ns_; }
   const std::string& veth() const { return veth_; }
 
-  std::string host_ip, ip4, ip6, ca, hosts;
+  std::string host_ip, ip4, ip6, ca, hosts, link_local4;
 
  private:
   const TempDir& dir_;
@@ -336,6 +378,54 @@ fetch("private", "http://api.test:8080/")
   EXPECT_EQ((*loop)["address"], "");  // never connected
 }
 
+TEST_F(Egress, IPv6FormsOfALinkLocalAddressAreJudgedByTheAddressInside) {
+  // Each name resolves to a form of 169.254.H.L (link-local, like the cloud
+  // metadata address) or to a site-local or discard-only address, all of them
+  // routed to the test host: a gateway that let one through would reach it.
+  auto forms = host_.add_special_forms();
+  std::vector<std::string> rules;
+  std::string code = kFetch;
+  for (const auto& [name, address] : forms) {
+    rules.push_back("{\"host\":\"" + name + "\",\"port\":8080}");  // no allow_private
+    code += "fetch(\"" + name + "\", \"http://" + name + ":8080/metadata\")\n";
+  }
+  code += "fetch(\"control\", \"http://api.test:8080/control\")\n";
+  rules.push_back(rule("api.test", 8080));
+  auto ran = run_python(rules, code);
+  auto r = ran.record();
+  std::string out = r["stdout"]["text"];
+  EXPECT_EQ(r["outcome"], "succeeded") << ran.err << r["stderr"]["text"];
+  EXPECT_NE(out.find("control: 200 "), std::string::npos)
+      << out;  // the routes and the upstream work
+  auto expect_refused = [&](const std::string& name, const std::string& cls,
+                            const std::string& detail) {
+    std::string address;
+    for (const auto& [n, a] : forms)
+      if (n == name) address = a;
+    std::string want = name + ": 403 airlock egress: " + name + " resolved to " + address + " (" +
+                       cls + "), which the policy does not name";
+    EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
+    EXPECT_NE(out.find(detail), std::string::npos) << detail << "\n" << out;
+    const json* a = attempt(r, name, 8080, "GET");
+    ASSERT_TRUE(a) << name;
+    EXPECT_FALSE((*a)["allowed"]);
+    EXPECT_EQ((*a)["status"], 403);
+    EXPECT_EQ((*a)["address"], "");  // never connected
+  };
+  const std::string& inner = host_.link_local4;
+  expect_refused("mapped.test", "link-local", "IPv4-mapped (::ffff:0:0/96) form of " + inner);
+  expect_refused("nat64.test", "link-local", "NAT64 (64:ff9b::/96) form of " + inner);
+  expect_refused("nat64-local.test", "private", "local-use NAT64");
+  expect_refused("sixtofour.test", "link-local", "6to4 (2002::/16) form of " + inner);
+  expect_refused("compat.test", "link-local", "IPv4-compatible (::/96) form of " + inner);
+  expect_refused("teredo.test", "link-local", "Teredo (2001::/32) form of " + inner);
+  expect_refused("site-local.test", "private", "fec0::/10");
+  expect_refused("discard.test", "reserved", "100::/64");
+  auto seen = host_.requests();
+  ASSERT_EQ(seen.size(), 1u) << out;  // only the control request arrived
+  EXPECT_EQ(seen[0]["path"], "/control");
+}
+
 TEST_F(Egress, ACredentialIsAddedOnTheWireAndNeverSeenInside) {
   std::string secret = "Bearer sk-egress-" + std::to_string(::getpid()) + "-c0ffee";
   std::string secrets = dir_.sub("secrets.toml");
@@ -383,6 +473,75 @@ for top in ["/inputs", "/workspace", "/tmp", "/etc", "/output", "/dev/shm"]:
   ASSERT_TRUE(a);
   EXPECT_EQ((*a)["secret"], "api");
   EXPECT_EQ(r["policy"]["allow"][0]["secret"], "api");
+}
+
+TEST_F(Egress, AnEchoedCredentialNeverReachesTheCodeInChunksAsATokenOrInHeaders) {
+  std::string token = "sk-egress-" + std::to_string(::getpid()) + "-c0ffee-9f8e7d";
+  std::string secret = "Bearer " + token;
+  std::string secrets = dir_.sub("secrets.toml");
+  write_text(secrets, "[api]\nvalue = \"" + secret + "\"\n");
+  ::chmod(secrets.c_str(), 0600);
+  // Over TLS (the gateway speaks it) and over plain HTTP: the upstream echoes
+  // the header split across two chunks at every offset, in one-byte chunks,
+  // as the bare token in the body and in headers, and gzip-compressed.
+  auto ran = run_python({rule("api.test", 8443, R"(,"tls":true,"secret":"api")"),
+                         rule("api.test", 8080, R"(,"secret":"api")")},
+                        R"(
+import urllib.request, urllib.error
+def get(url):
+    try:
+        r = urllib.request.urlopen(url, timeout=10)
+        return str(r.status) + " " + "".join(k + "=" + v + ";" for k, v in r.getheaders()) + " " + r.read().decode()
+    except urllib.error.HTTPError as e:
+        return str(e.code) + " " + e.read().decode().strip()
+    except Exception as e:
+        return "error " + repr(e)
+for base in ["http://api.test:8443", "http://api.test:8080"]:
+    for k in range()" + std::to_string(secret.size() + 1) +
+                            R"():
+        print("split", k, get(base + "/echo-split/%d" % k))
+    print("bytewise", get(base + "/echo-chunked/1"))
+    print("token", get(base + "/echo-token"))
+    print("gzip", get(base + "/echo-gzip"))
+)",
+                        {"--secrets-file", secrets, "--egress-ca", host_.ca});
+  auto r = ran.record();
+  std::string out = r["stdout"]["text"];
+  EXPECT_EQ(r["outcome"], "succeeded") << r["stderr"]["text"];
+  std::string everything =
+      out + ran.err + read_text(dir_.state() + "/records/" + r["id"].get<std::string>() + ".json");
+  for (size_t at = 0; at + 8 <= token.size(); ++at)
+    EXPECT_EQ(everything.find(token.substr(at, 8)), std::string::npos)
+        << "a piece of the token: " << token.substr(at, 8);
+  // Every echo came back (scrubbed), and the gzip echo was refused with the reason.
+  std::string starred(secret.size(), '*');
+  int splits = 0;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("split ", 0) == 0) {
+      ++splits;
+      EXPECT_NE(line.find(" 200 "), std::string::npos) << line;
+      EXPECT_NE(line.find("\"Authorization\": \"" + starred + "\""), std::string::npos) << line;
+      EXPECT_EQ(line.find("X-Trailer"), std::string::npos) << line;  // trailers are dropped
+    } else if (line.rfind("bytewise ", 0) == 0) {
+      EXPECT_NE(line.find("\"Authorization\": \"" + starred + "\""), std::string::npos) << line;
+    } else if (line.rfind("token ", 0) == 0) {
+      std::string bare(token.size(), '*');
+      EXPECT_NE(line.find("X-Echo-Token=" + bare + ";"), std::string::npos) << line;
+      EXPECT_NE(line.find("X-Echo-Value=" + starred + ";"), std::string::npos) << line;
+      EXPECT_NE(line.find("token=" + bare), std::string::npos) << line;
+    } else if (line.rfind("gzip ", 0) == 0) {
+      EXPECT_NE(
+          line.find("gzip 502 airlock egress: the upstream sent a body with Content-Encoding gzip"),
+          std::string::npos)
+          << line;
+    }
+  }
+  EXPECT_EQ(splits, 2 * static_cast<int>(secret.size() + 1)) << out;
+  // On the wire the upstream did get the credential, each time.
+  auto seen = host_.requests();
+  ASSERT_EQ(seen.size(), 2 * (secret.size() + 1) + 6);
+  for (const auto& q : seen) EXPECT_EQ(q["headers"]["Authorization"], secret);
 }
 
 TEST_F(Egress, SecretsFileMustBeRootOnlyAndTheSecretMustExist) {

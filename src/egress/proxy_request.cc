@@ -202,7 +202,9 @@ std::string upstream_head(const ProxyRequest& r, const std::optional<Credential>
       std::string token = value.substr(start, end - start);
       token.erase(0, token.find_first_not_of(" \t"));
       token.erase(token.find_last_not_of(" \t") + 1);
-      if (!token.empty()) drop.insert(lower(token));
+      // Never the body's framing: the gateway forwards exactly content_length
+      // bytes, and an upstream without the header would read them as a new request.
+      if (!token.empty() && lower(token) != "content-length") drop.insert(lower(token));
       start = end + 1;
     }
   }

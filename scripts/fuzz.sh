@@ -49,6 +49,11 @@ if ! { cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CX
   exit 1
 fi
 
+# Symbolized stacks in the logs (llvm-symbolizer from the default llvm package).
+if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" && -x /usr/bin/llvm-symbolizer ]]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer
+fi
+
 failed=0
 for t in "${targets[@]}"; do
   corpus="${build}/corpus/${t}"

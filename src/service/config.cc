@@ -7,6 +7,7 @@
 #include <toml.hpp>
 
 #include "store/store.h"
+#include "workspace/file_type.h"
 
 namespace airlock::service {
 namespace {
@@ -74,6 +75,10 @@ Status parse_egress_caps(const toml::value& value, ServiceConfig& c) {
 }  // namespace
 
 Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
+  // TOML is UTF-8 text; toml11 (3.7) reads past its buffer while reporting
+  // an invalid UTF-8 sequence in a string, so it never sees one.
+  if (workspace::detect_type(text) == workspace::FileType::kBinary)
+    return fail("configuration: not UTF-8 text (or a control character other than tab, CR, LF)");
   toml::value root;
   try {
     std::istringstream in(text);

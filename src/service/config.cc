@@ -9,6 +9,7 @@
 
 #include "base/nesting.h"
 #include "store/store.h"
+#include "workspace/file_type.h"
 
 namespace airlock::service {
 namespace {
@@ -123,6 +124,10 @@ unsigned tenant_weight(const ServiceConfig& c, const std::string& name) {
 }
 
 Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
+  // TOML is UTF-8 text; toml11 (3.7) reads past its buffer while reporting
+  // an invalid UTF-8 sequence in a string, so it never sees one.
+  if (workspace::detect_type(text) == workspace::FileType::kBinary)
+    return fail("configuration: not UTF-8 text (or a control character other than tab, CR, LF)");
   // toml11's parser recurses into nested arrays and inline tables.
   if (!nesting_within(text, kMaxConfigDepth, NestingSyntax::kToml))
     return fail("configuration: nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");

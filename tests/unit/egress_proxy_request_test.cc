@@ -163,6 +163,18 @@ TEST(EgressProxyRequest, TheUpstreamGetsTheGatewaysFramingOnly) {
   EXPECT_NE(with.find("X-Api-Key: k3y\r\n"), std::string::npos);
 }
 
+// Found by fuzz/proxy_request.cc (fuzz/corpus/proxy_request/connection_names_content_length):
+// a Connection token naming Content-Length made the gateway drop it while
+// still forwarding the body, so the upstream read the body as a second
+// request the policy never judged. Such a request is now refused whole.
+TEST(EgressProxyRequest, ConnectionTokensNeverDropTheBodysContentLength) {
+  auto r = parse_proxy_request(
+      "POST http://api.example.com/v1/ok HTTP/1.1\r\nContent-Length: 38\r\n"
+      "Connection: keep-alive, Content-Length\r\n\r\n");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("Connection names Content-Length"), std::string::npos) << r.error().what;
+}
+
 TEST(EgressProxyRequest, GatewayResponseIsOneLineWithTheReason) {
   std::string r = gateway_response(403, "x.com:80 is not in the job's network policy\r\nInjected: 1");
   EXPECT_EQ(r.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u);

@@ -148,3 +148,16 @@ TEST(ServiceConfig, PerTenantWeightQueueCapAndStorageQuota) {
   EXPECT_EQ(tenant_max_queued(*f, "x"), 7u);
   EXPECT_EQ(tenant_storage_bytes(*f, "x"), 5ull << 20);
 }
+
+// Found by fuzz/config.cc (fuzz/corpus/config/invalid_utf8_literal_string):
+// toml11 read past its buffer (ASan: heap-buffer-overflow) while reporting an
+// invalid UTF-8 byte in a string. Such a file is refused before toml11 sees it.
+TEST(ServiceConfig, RefusesAFileThatIsNotUtf8TextBeforeTomlParsesIt) {
+  auto bad = parse_config("data_dir = '/srv/\xff\xff'\n");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().what.find("not UTF-8 text"), std::string::npos) << bad.error().what;
+  EXPECT_FALSE(parse_config("data_dir = \"/d\"\x01\n").has_value());
+  auto good = parse_config("data_dir = '/srv/caf\xc3\xa9'\n");  // UTF-8 is fine
+  ASSERT_TRUE(good.has_value()) << good.error().what;
+  EXPECT_EQ(good->data_dir, "/srv/caf\xc3\xa9");
+}

@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
   fill(source.get());
 
   auto t0 = std::chrono::steady_clock::now();
-  auto captured = workspace::capture_tree(source.get(), cas, {});
+  std::vector<std::string> created;  // the bench keeps its contents until the directory goes
+  auto captured = workspace::capture_tree(source.get(), cas, {}, created);
   double capture_ms = ms_since(t0);
   if (!captured) {
     std::fprintf(stderr, "capture: %s\n", captured.error().message().c_str());

@@ -2,11 +2,14 @@
 
 #include <sys/statfs.h>
 
+#include <algorithm>
+
 #include "base/strings.h"
 #include "jobs/policy.h"
 #include "sandbox/core_pattern.h"
 #include "sandbox/seccomp_cache.h"
 #include "sandbox/tmpfs.h"
+#include "sys/descriptors.h"
 
 namespace airlock::jobs {
 namespace {
@@ -75,8 +78,13 @@ Result<JobSpec> build_job_spec(const JobPolicy& p, const std::string& root_mount
                  {mounts.tmp.get(), "tmp"},
                  {mounts.shm.get(), "dev/shm"}};
   rlim_t cpu_s = cpu_rlimit_seconds(p);
+  // 1024 descriptors, or fewer when airlock itself may not have that many
+  // (raising a hard limit would fail: the job could not start at all).
+  auto hard = sys::descriptor_hard_limit();
+  if (!hard) return std::unexpected(hard.error());
+  const rlim_t nofile = std::min<rlim_t>(1024, *hard);
   spec.rlimits = {{RLIMIT_CORE, 1, 1},  // no dump at all: see seccomp_filter.cc
-                  {RLIMIT_NOFILE, 1024, 1024},
+                  {RLIMIT_NOFILE, nofile, nofile},
                   {RLIMIT_CPU, cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1},
                   {RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
   if (auto st = sandbox::check_host_core_pattern(); !st) return std::unexpected(st.error());

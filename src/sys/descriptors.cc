@@ -30,6 +30,12 @@ Result<DescriptorLimit> raise_descriptor_limit() {
   return out;
 }
 
+Result<uint64_t> descriptor_hard_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return fail_errno("getrlimit(RLIMIT_NOFILE)");
+  return r.rlim_max;
+}
+
 Result<uint64_t> free_descriptors() {
   rlimit r{};
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return fail_errno("getrlimit(RLIMIT_NOFILE)");

@@ -18,6 +18,9 @@ struct DescriptorLimit {
 // takes, fs.nr_open). Children inherit it.
 Result<DescriptorLimit> raise_descriptor_limit();
 
+// The hard RLIMIT_NOFILE of this process: what a child may be given at most.
+Result<uint64_t> descriptor_hard_limit();
+
 // The soft limit minus the descriptors open now (counted in /proc/self/fd).
 Result<uint64_t> free_descriptors();
 

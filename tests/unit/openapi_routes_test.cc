@@ -116,11 +116,7 @@ TEST(OpenApiDocument, EveryPathParameterIsDeclared) {
 }
 
 // The route files, found from this file's path (tests/unit/ -> src/service/).
-std::filesystem::path source_dir() {
-  std::filesystem::path here(__FILE__);
-  if (!here.is_absolute()) return {};
-  return here.parent_path().parent_path().parent_path() / "src" / "service";
-}
+std::filesystem::path source_dir() { return std::filesystem::path(AIRLOCK_SOURCE_DIR) / "src" / "service"; }
 
 TEST(OpenApiDocument, RouteListMatchesTheRouteSources) {
   auto dir = source_dir();

@@ -27,7 +27,10 @@ class Writer {
 
 class Reader {
  public:
+  // The Reader views `in`: a temporary string would be gone before the reads.
   explicit Reader(std::string_view in) : in_(in) {}
+  explicit Reader(const char* in) : in_(in) {}
+  explicit Reader(std::string&&) = delete;
   bool ok() const { return ok_; }
   bool done() const { return ok_ && pos_ == in_.size(); }
   uint32_t u32() { uint32_t v = 0; bytes(&v, sizeof(v)); return v; }

@@ -64,7 +64,8 @@ TEST(SpecCodec, RefusesTruncationExtraBytesAndMissingFds) {
 TEST(Wire, ReaderNeverReadsPastTheEndAndRefusesHugeCounts) {
   wire::Writer w;
   w.u32(1u << 31);  // a count far beyond the message
-  wire::Reader r(w.take());
+  const std::string message = w.take();  // the Reader views it: it must outlive the Reader
+  wire::Reader r(message);
   EXPECT_EQ(r.count(4), 0u);
   EXPECT_FALSE(r.ok());
   wire::Reader empty("");

@@ -214,13 +214,17 @@ struct PipeCorePattern {
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << strerror(errno);
     dir = tmpl;
     fs::path helper = dir / "helper";
-    std::ofstream(helper) << "#!/bin/sh\n: > \"" << dir.string() << "/dumped-uid-$1\"\nexec cat > /dev/null\n";
+    // The kernel starts the helper in its own root, which is not this
+    // process's root when the tests run in a chroot: both the helper and its
+    // marker are named through /proc/<pid>/root, which is "/" on a plain host.
+    const std::string root = "/proc/" + std::to_string(::getpid()) + "/root";
+    std::ofstream(helper) << "#!/bin/sh\n: > \"" << root << dir.string() << "/dumped-uid-$1\"\nexec cat > /dev/null\n";
     ASSERT_EQ(::chmod(helper.c_str(), 0755), 0) << strerror(errno);
     std::ifstream in(kPatternFile);
     std::getline(in, saved);
     ASSERT_FALSE(in.fail()) << "read " << kPatternFile;
     active = true;  // from here on the destructor restores `saved`
-    std::ofstream(kPatternFile) << "|" << helper.string() << " %u";
+    std::ofstream(kPatternFile) << "|" << root << helper.string() << " %u";
 
     // Control: a host process that crashes with RLIMIT_CORE 0 starts the
     // helper, or the case could not see a dump of the sandbox either.

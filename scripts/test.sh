@@ -10,6 +10,13 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 "${repo}/scripts/setup.sh"
 
+# What only the tests need (scripts/test-setup/README.md).
+for step in "${repo}"/scripts/test-setup/*.sh; do
+  [[ -e "$step" ]] || continue
+  echo "airlock test: setup step $(basename "$step")"
+  bash "$step"
+done
+
 echo "airlock test: running ctest"
 status=0
 ctest --test-dir "${repo}/build" --output-on-failure -j1 || status=$?

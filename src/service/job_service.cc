@@ -619,16 +619,21 @@ void JobService::run_one(const QueuedJob& q) {
   auto t_spawned = Clock::now();
   auto status = process->pump_and_wait(*live);
   auto t_ended = Clock::now();
+  bool cancelled = false;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(mu_);  // cancel() runs under it too
     processes_.erase(row.id);
+    cancelled = process->cancel_requested();
   }
   std::string finished_at = jobs::now_rfc3339();
 
   json rec;
   auto text = sys::read_file(record_file, 64 << 20);
   if (text) rec = parse_json_or_discarded(*text, kMaxStoredJsonDepth);
-  if (!text || rec.is_discarded() || !rec.is_object()) {
+  if ((!text || rec.is_discarded() || !rec.is_object()) && cancelled) {
+    // Cancelled so early that airlock run died of the SIGTERM before it could record anything.
+    rec = synthetic_record(row, "cancelled", "cancelled on request");
+  } else if (!text || rec.is_discarded() || !rec.is_object()) {
     std::string tail;
     for (const auto& c : live->after(0))
       if (c.is_stderr) tail += c.text;

@@ -172,6 +172,7 @@ class Client:
     session = open_session
 
     def list_sessions(self):
+        """Newest first, at most 200."""
         return self._t.json("GET", "/v1/sessions")["sessions"]
 
     def get_session(self, session_id):
@@ -193,7 +194,8 @@ class Client:
                             timeout=self.timeout + (wait_s or 0))
 
     def list_calls(self, session_id):
-        return self._t.json("GET", f"/v1/sessions/{_q(session_id)}/execs")
+        """The session's calls, without results."""
+        return self._t.json("GET", f"/v1/sessions/{_q(session_id)}/execs")["execs"]
 
     def get_call(self, session_id, exec_id, *, wait_s=None):
         return self._t.json("GET", f"/v1/sessions/{_q(session_id)}/execs/{_q(exec_id)}",
@@ -224,7 +226,7 @@ class Client:
 
     # Snapshots
     def list_snapshots(self):
-        return self._t.json("GET", "/v1/snapshots")
+        return self._t.json("GET", "/v1/snapshots")["snapshots"]
 
     def get_snapshot(self, digest):
         return self._t.json("GET", f"/v1/snapshots/{_q(digest)}")

@@ -113,6 +113,7 @@ class EventStream:
                     self.finished = True
                     return
                 for ev in parse_sse(resp.readline):
+                    self._left()  # keep-alives keep the socket busy: the deadline is checked here too
                     if ev is _KEEPALIVE:
                         continue
                     if ev.kind in ("stdout", "stderr"):

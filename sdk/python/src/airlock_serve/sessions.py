@@ -98,7 +98,10 @@ class Session:
         while view.get("state") != "finished":
             if time.monotonic() >= deadline:
                 raise errors.AirlockTimeout(f"session {self.id}: call {view.get('id')} did not end within {timeout} s")
-            view = self._client.get_call(self.id, view["id"], wait_s=_wait_s(deadline))
+            wait_s = _wait_s(deadline)
+            if wait_s == 0:  # less than a second left: poll gently
+                time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+            view = self._client.get_call(self.id, view["id"], wait_s=wait_s)
         return CallResult(view)
 
     def submit(self, code, *, kind="python", timeout_s=None):

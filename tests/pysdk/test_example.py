@@ -36,3 +36,19 @@ def test_the_example_agrees_with_the_job_example(service, tmp_path):
                     "--url", service.url, "--out", str(out)], check=True, timeout=300,
                    env=dict(os.environ, AIRLOCK_API_KEY=service.keys.alpha), capture_output=True)
     assert (out / "summary.csv").read_text() == (host / "summary.csv").read_text()
+
+
+def test_the_quick_start_of_the_docs_runs(service, tmp_path, monkeypatch):
+    import re
+    import shutil
+
+    with open(os.path.join(SOURCE, "docs", "sdk-python.md")) as f:
+        code = re.search(r"## Quick start\n\n```python\n(.*?)```", f.read(), re.S).group(1)
+    code = code.replace('Client("http://127.0.0.1:8470", key)', "Client(URL, key)")
+    shutil.copy(os.path.join(SOURCE, "examples", "sales_jan.csv"), tmp_path / "sales.csv")
+    monkeypatch.chdir(tmp_path)
+    scope = {"key": service.keys.alpha, "URL": service.url}
+    exec(compile(code, "docs/sdk-python.md", "exec"), scope)
+    assert scope["job"].outcome == "succeeded" and scope["csv"].startswith(b",0\n")
+    assert (tmp_path / "chart.png").read_bytes().startswith(b"\x89PNG")
+    assert scope["digest"].startswith("sha256:")

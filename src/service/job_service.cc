@@ -326,6 +326,9 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
     } else if (auto it = processes_.find(id); it != processes_.end()) {
       (void)it->second->cancel();
       return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
+    } else if (auto st = starting_.find(id); st != starting_.end()) {
+      st->second = true;  // a worker is preparing it: cancelled as soon as it starts
+      return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
     }
   }
   if (was_queued) finish_without_running(**row, "cancelled", "cancelled before it started");
@@ -471,10 +474,12 @@ void JobService::worker_loop() {
       }
       if (stopping_ && !next) return;
       job = *next;
+      starting_[job.job_id] = false;
     }
     run_one(job);
     {
       std::lock_guard lock(mu_);
+      starting_.erase(job.job_id);  // if it ended before it started
       queue_.finished(job.tenant_id);
     }
     work_.notify_all();
@@ -614,7 +619,10 @@ void JobService::run_one(const QueuedJob& q) {
   {
     std::lock_guard lock(mu_);
     processes_[row.id] = &*process;
-    if (stopping_) (void)process->cancel();
+    auto st = starting_.find(row.id);
+    bool cancel_asked = st != starting_.end() && st->second;
+    if (st != starting_.end()) starting_.erase(st);
+    if (stopping_ || cancel_asked) (void)process->cancel();
   }
   auto t_spawned = Clock::now();
   auto status = process->pump_and_wait(*live);

@@ -78,10 +78,13 @@ def test_job_operations(client, tmp_path):
 def test_command_job_and_cancel(client):
     job = client.run(command=["/bin/sh", "-c", "echo from-sh; exit 3"], timeout=120)
     assert job.outcome == "failed" and job.stdout == "from-sh\n"
-    slow = client.create_job(command=["/bin/sleep", "60"])
-    slow.cancel()                                                  # cancelJob
-    slow.wait(timeout=60)
-    assert slow.outcome == "cancelled"
+    # cancelJob, at once: the job may be queued, being prepared by a worker,
+    # or its airlock just started; each time it must end cancelled, soon.
+    for _ in range(8):
+        slow = client.create_job(command=["/bin/sleep", "60"])
+        slow.cancel()
+        slow.wait(timeout=30)
+        assert slow.outcome == "cancelled", slow.record.get("reason")
 
 
 def test_session_operations(client):
@@ -118,8 +121,12 @@ def test_session_operations(client):
         assert s.delete_file("data")["deleted"] is True            # deleteSessionFile
         assert s.list_files()["entries"] == [] or "data" not in [e["name"] for e in s.list_files()["entries"]]
 
-        s.submit("import time\ntime.sleep(30)")
+        sleeper = s.submit("import time\nprint('sleeping', flush=True)\ntime.sleep(30)")
+        next(iter(s.events(sleeper["id"])))                        # it runs: it printed
         s.interrupt()                                              # interruptSession
+        stopped = s.call(sleeper["id"], wait_s=30)
+        assert stopped.status == "interrupted" and "KeyboardInterrupt" in stopped.traceback
+        assert s.run("x").value == "42"                            # the kernel's variables remain
         s.restart()                                                # restartSession
         assert s.run("'x' in dir()").value == "False"             # a fresh kernel
     assert s.data["state"] == "closed" and s.record["close_reason"] == "closed"   # closeSession

@@ -108,3 +108,12 @@ def test_keep_alives_keep_a_silent_stream_open(client, service, proxy, request):
     text, finals = _collect(stream)
     assert text == "late\n" and len(finals) == 1
     assert stream.reconnects == 0, positions
+
+
+def test_a_call_stream_resumed_from_done_has_nothing_more(client):
+    with client.session() as s:
+        r = s.run("print('once')")
+        assert list(s.events(r.id, last_event_id="done")) == []  # the service answers 204
+        events = list(s.events(r.id))
+        assert events[-1].kind == "result"
+        assert "".join(e.text for e in events if e.kind == "stdout") == "once\n"

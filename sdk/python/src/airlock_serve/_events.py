@@ -82,7 +82,9 @@ class EventStream:
         self._t = transport
         self._path = path
         self._final = final_event
-        self.position = int(last_event_id) if last_event_id else 0
+        # The byte offset reached; "done" (a call's final id) means everything was delivered.
+        self._done_already = str(last_event_id) == "done"
+        self.position = 0 if self._done_already or not last_event_id else int(last_event_id)
         self.keepalive_s = keepalive_s
         self.max_reconnects = max_reconnects
         self._deadline = None if timeout is None else time.monotonic() + timeout
@@ -104,7 +106,9 @@ class EventStream:
             left = self._left()
             dead_after = 3 * self.keepalive_s if left is None else min(3 * self.keepalive_s, left)
             headers = {"Accept": "text/event-stream"}
-            if self.position:
+            if self._done_already:
+                headers["Last-Event-ID"] = "done"
+            elif self.position:
                 headers["Last-Event-ID"] = str(self.position)
             conn = None
             try:

@@ -12,7 +12,7 @@ import urllib.parse
 
 from . import errors
 
-_CHUNK = 1 << 16
+_MAX_ERROR_BODY = 1 << 20  # of an error answer, read at most
 
 
 class Response:
@@ -83,12 +83,14 @@ class Transport:
             except BaseException as e:
                 conn.close()
                 _close_payload(payload)
-                raise _transport_error(e, method, path, timeout) from e
+                if isinstance(e, (OSError, http.client.HTTPException)):
+                    raise _transport_error(e, method, path, timeout) from e
+                raise
             _close_payload(payload)
             if resp.status in ok:
                 return conn, resp
             try:
-                data = resp.read()
+                data = resp.read(_MAX_ERROR_BODY)
             except (OSError, http.client.HTTPException) as e:
                 raise _transport_error(e, method, path, timeout) from e
             finally:
@@ -147,12 +149,13 @@ def _error_from(status, headers, data):
         message = parsed["error"]["message"]
     except (ValueError, KeyError, TypeError):
         pass
+    if not isinstance(code, str) or not isinstance(message, str):
+        code, message = "", repr(message)[:500]
     return errors.error_for(status, code, message, headers)
 
 
 def _transport_error(e, method, path, timeout):
+    """The SDK's error for an OSError or HTTPException of the connection."""
     if isinstance(e, (socket.timeout, TimeoutError)):
         return errors.AirlockTimeout(f"{method} {path}: no answer within {timeout} s")
-    if isinstance(e, (OSError, http.client.HTTPException)):
-        return errors.ConnectionFailed(f"{method} {path}: {e!r}")
-    return e
+    return errors.ConnectionFailed(f"{method} {path}: {e!r}")

@@ -67,6 +67,32 @@ def test_session_errors(client):
         s.run("1")
 
 
+def test_every_code_the_service_answers_has_its_class():
+    # Each `error(STATUS, "code"` in the service's sources, and the codes
+    # session files map in session_files.cc, has a class of its own.
+    import re
+
+    from conftest import SOURCE
+    from airlock_serve import ERRORS
+
+    found = {}
+    for root, _, files in os.walk(os.path.join(SOURCE, "src")):
+        for name in files:
+            if name.endswith((".cc", ".h")):
+                with open(os.path.join(root, name)) as f:
+                    text = f.read()
+                for status, code in re.findall(r'error\((\d{3}), "([a-z_]+)"', text):
+                    found[code] = int(status)
+                if name == "session_files.cc":  # its table of workspace error codes
+                    for code, status in re.findall(r'\{"([a-z_]+)", (\d{3})\}', text):
+                        found.setdefault(code, int(status))
+    assert len(found) > 20
+    missing = sorted(set(found) - set(ERRORS))
+    assert not missing, f"error codes of the service without an SDK class: {missing}"
+    for code, status in found.items():
+        assert error_for(status, code, "m").code == code and isinstance(error_for(status, code, "m"), ERRORS[code])
+
+
 def test_unknown_codes_map_by_status():
     assert type(error_for(409, "something_new", "m")).__name__ == "Conflict"
     assert isinstance(error_for(502, "bad_gateway", "m"), ServerError)

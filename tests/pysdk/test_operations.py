@@ -3,9 +3,6 @@ and the table that maps each operationId to a method."""
 import json
 import os
 
-import pytest
-
-import airlock_serve
 from airlock_serve import OPERATIONS, Client
 from conftest import SOURCE
 

@@ -6,11 +6,28 @@
     with client.session() as s:
         print(s.run("x = 6 * 7\\nx").value)
 """
-from .client import OPERATIONS, Client
-from .errors import *  # noqa: F401,F403  (the exception classes)
-from .errors import ERRORS, AirlockError, ApiError
 from ._events import Event, EventStream
+from .client import OPERATIONS, Client
+from .errors import (
+    AirlockError, ApiError, BadRequest, BadJson, BadName, BadPath, InputRejected, TypeNotAllowed,
+    Unauthenticated, Forbidden, NotFound, Conflict, Busy, NotFinished, NotPublishable,
+    SessionClosed, Starting, NotAFile, NotADirectory, TooLarge, BodyTooLarge, StorageQuota,
+    SnapshotRefused, HeaderTooLarge, TooManyRequests, Overloaded, TooManySessions, ServerError,
+    InternalError, SandboxError, Unavailable, Stopping, InsufficientStorage, AirlockTimeout,
+    ConnectionFailed, StreamError, IntegrityError,
+)
+from .errors import ERRORS
 from .jobs import Job
 from .sessions import CallResult, Session
 
 __version__ = "0.1.0"
+__all__ = [
+    "OPERATIONS", "ERRORS", "Client", "Job", "Session", "CallResult", "Event", "EventStream",
+    "AirlockError", "ApiError", "BadRequest", "BadJson", "BadName", "BadPath", "InputRejected",
+    "TypeNotAllowed", "Unauthenticated", "Forbidden", "NotFound", "Conflict", "Busy", "NotFinished",
+    "NotPublishable", "SessionClosed", "Starting", "NotAFile", "NotADirectory", "TooLarge",
+    "BodyTooLarge", "StorageQuota", "SnapshotRefused", "HeaderTooLarge", "TooManyRequests",
+    "Overloaded", "TooManySessions", "ServerError", "InternalError", "SandboxError", "Unavailable",
+    "Stopping", "InsufficientStorage", "AirlockTimeout", "ConnectionFailed", "StreamError",
+    "IntegrityError",
+]

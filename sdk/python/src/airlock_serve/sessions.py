@@ -80,7 +80,9 @@ class Session:
         policy.timeout_s unless given); `timeout` bounds the client's wait
         (default: the call's timeout plus the client's request timeout).
         `on_output(event)` gets each stdout/stderr event as it comes."""
-        limit = timeout_s if timeout_s is not None else (self.data.get("request") or {}).get("policy", {}).get("timeout_s", 60)
+        limit = timeout_s
+        if limit is None:
+            limit = ((self.data.get("request") or {}).get("policy") or {}).get("timeout_s", 60)
         if timeout is None:
             timeout = float(limit) + self._client.timeout
         deadline = time.monotonic() + timeout

@@ -638,10 +638,11 @@ void JobService::run_one(const QueuedJob& q) {
   json rec;
   auto text = sys::read_file(record_file, 64 << 20);
   if (text) rec = parse_json_or_discarded(*text, kMaxStoredJsonDepth);
-  if ((!text || rec.is_discarded() || !rec.is_object()) && cancelled) {
+  bool no_record = !text || rec.is_discarded() || !rec.is_object();
+  if (no_record && cancelled) {
     // Cancelled so early that airlock run died of the SIGTERM before it could record anything.
     rec = synthetic_record(row, "cancelled", "cancelled on request");
-  } else if (!text || rec.is_discarded() || !rec.is_object()) {
+  } else if (no_record) {
     std::string tail;
     for (const auto& c : live->after(0))
       if (c.is_stderr) tail += c.text;

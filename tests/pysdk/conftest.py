@@ -60,3 +60,17 @@ def proxy(service):
     p = Proxy(service.port)
     yield p
     p.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Leave nothing behind: pytest keeps its last temporary directories (the
+    # venvs of test_install.py among them) unless they are removed here.
+    import shutil
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    base = getattr(factory, "_basetemp", None)
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
+        current = base.parent / "pytest-current"
+        if current.is_symlink() and not current.exists():
+            current.unlink()

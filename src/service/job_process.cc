@@ -101,6 +101,7 @@ Result<int> JobProcess::pump_and_wait(LogBuffer& log) {
 }
 
 Status JobProcess::cancel() {
+  cancel_requested_ = true;
   // Through the pidfd: safe even if the process has ended meanwhile.
   auto st = sys::pidfd_send_signal(pidfd_.get(), SIGTERM);
   if (!st && st.error().err != ESRCH) return st;

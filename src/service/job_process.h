@@ -33,6 +33,9 @@ class JobProcess {
   // Asks airlock to cancel the job (SIGTERM: it kills the sandbox and
   // records the outcome "cancelled").
   Status cancel();
+  // cancel() was called: an airlock killed by that SIGTERM before it could
+  // write a record (it had not yet set up its handler) was still cancelled.
+  bool cancel_requested() const { return cancel_requested_; }
 
  private:
   JobProcess(pid_t pid, UniqueFd pidfd, UniqueFd out, UniqueFd err)
@@ -41,6 +44,7 @@ class JobProcess {
   UniqueFd pidfd_;
   UniqueFd out_, err_;
   bool reaped_ = false;
+  bool cancel_requested_ = false;
 };
 
 }  // namespace airlock::service

@@ -326,6 +326,9 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
     } else if (auto it = processes_.find(id); it != processes_.end()) {
       (void)it->second->cancel();
       return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
+    } else if (auto st = starting_.find(id); st != starting_.end()) {
+      st->second = true;  // a worker is preparing it: cancelled as soon as it starts
+      return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
     }
   }
   if (was_queued) finish_without_running(**row, "cancelled", "cancelled before it started");
@@ -471,10 +474,12 @@ void JobService::worker_loop() {
       }
       if (stopping_ && !next) return;
       job = *next;
+      starting_[job.job_id] = false;
     }
     run_one(job);
     {
       std::lock_guard lock(mu_);
+      starting_.erase(job.job_id);  // if it ended before it started
       queue_.finished(job.tenant_id);
     }
     work_.notify_all();
@@ -614,21 +619,30 @@ void JobService::run_one(const QueuedJob& q) {
   {
     std::lock_guard lock(mu_);
     processes_[row.id] = &*process;
-    if (stopping_) (void)process->cancel();
+    auto st = starting_.find(row.id);
+    bool cancel_asked = st != starting_.end() && st->second;
+    if (st != starting_.end()) starting_.erase(st);
+    if (stopping_ || cancel_asked) (void)process->cancel();
   }
   auto t_spawned = Clock::now();
   auto status = process->pump_and_wait(*live);
   auto t_ended = Clock::now();
+  bool cancelled = false;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(mu_);  // cancel() runs under it too
     processes_.erase(row.id);
+    cancelled = process->cancel_requested();
   }
   std::string finished_at = jobs::now_rfc3339();
 
   json rec;
   auto text = sys::read_file(record_file, 64 << 20);
   if (text) rec = parse_json_or_discarded(*text, kMaxStoredJsonDepth);
-  if (!text || rec.is_discarded() || !rec.is_object()) {
+  bool no_record = !text || rec.is_discarded() || !rec.is_object();
+  if (no_record && cancelled) {
+    // Cancelled so early that airlock run died of the SIGTERM before it could record anything.
+    rec = synthetic_record(row, "cancelled", "cancelled on request");
+  } else if (no_record) {
     std::string tail;
     for (const auto& c : live->after(0))
       if (c.is_stderr) tail += c.text;

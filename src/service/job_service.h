@@ -136,6 +136,7 @@ class JobService {
   bool stopping_ = false;
   std::map<std::string, std::shared_ptr<LogBuffer>> live_;    // running or recently finished
   std::map<std::string, JobProcess*> processes_;              // running, for cancel
+  std::map<std::string, bool> starting_;  // taken from the queue, not yet in processes_: cancel asked?
   struct Waiter {
     std::string job_id;
     std::chrono::steady_clock::time_point deadline;

@@ -51,7 +51,7 @@ export interface ClientOptions {
   maxRetries?: number;
   /** The longest wait before sending again, whatever Retry-After says (default 30000). */
   maxRetryDelayMs?: number;
-  /** The service's event_keepalive_ms (default 15000): a stream silent for 3 of these is dead. */
+  /** The service's event_keepalive_ms (default 15000): a stream silent for 3 of these is dead (0: never). */
   keepAliveMs?: number;
   /** Reconnections of an event stream in a row without a new event (default 5). */
   maxReconnects?: number;

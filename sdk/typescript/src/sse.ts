@@ -27,16 +27,20 @@ export class SseDecoder {
   private data: string[] = [];
   private hasFields = false;
 
+  private afterCR = false;  // the last piece ended in \r: a \n first in the next one is its pair
+
   /** The events completed by this text. */
   feed(text: string): SseEvent[] {
+    if (this.afterCR && text.startsWith("\n")) text = text.slice(1);
+    this.afterCR = false;
     this.pending += text;
     const out: SseEvent[] = [];
     for (;;) {
       const m = /\r\n|\r|\n/.exec(this.pending);
-      // A lone \r at the end may be the first half of \r\n: wait for more.
-      if (!m || (m[0] === "\r" && m.index === this.pending.length - 1)) break;
+      if (!m) break;
       const line = this.pending.slice(0, m.index);
       this.pending = this.pending.slice(m.index + m[0].length);
+      if (m[0] === "\r" && this.pending === "") this.afterCR = true;
       const ev = this.line(line);
       if (ev) out.push(ev);
     }
@@ -81,7 +85,7 @@ export interface ReconnectInfo {
 export interface StreamOptions extends CallOptions {
   /** Resume after this event id (a byte offset), as Last-Event-ID. */
   lastEventId?: string;
-  /** The service's keep-alive interval (event_keepalive_ms); default the client's keepAliveMs. */
+  /** The service's keep-alive interval (event_keepalive_ms); default the client's keepAliveMs; 0: none. */
   keepAliveMs?: number;
   /** Reconnections in a row without a new event before giving up (default the client's maxReconnects). */
   maxReconnects?: number;
@@ -117,7 +121,8 @@ export async function* resumableEvents(
 ): AsyncGenerator<SseEvent, void, undefined> {
   let lastEventId = options.lastEventId ?? "";
   let failures = 0;
-  const silenceMs = 3 * (options.keepAliveMs ?? spec.keepAliveMs);
+  const keepAliveMs = options.keepAliveMs ?? spec.keepAliveMs;
+  const silenceMs = keepAliveMs > 0 ? 3 * keepAliveMs : 0;  // 0: the service sends none; no watch
   const maxReconnects = options.maxReconnects ?? spec.maxReconnects;
   for (;;) {
     let reason: ReconnectInfo["reason"] = "ended";
@@ -192,6 +197,7 @@ async function readWithin(
   reader: ReadableStreamDefaultReader<string>,
   ms: number,
 ): Promise<ReadResult> {
+  if (ms <= 0) return reader.read();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const silence = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new DeadStream(`no byte for ${ms} ms`)), ms);

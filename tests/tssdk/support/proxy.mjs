@@ -16,6 +16,7 @@ export async function startProxy(targetPort) {
     sockets.add(client);
     sockets.add(upstream);
     let action = null;  // the rule acting on the current answer
+    let entry = null;   // its line in the log
     let sent = 0;       // bytes of the current answer forwarded
     let head = Buffer.alloc(0);  // tamper: the answer until its body starts
     const close = () => {
@@ -28,13 +29,15 @@ export async function startProxy(targetPort) {
       const line = /^(GET|POST|PUT|DELETE|PATCH|HEAD) (\S+) HTTP/.exec(data.subarray(0, 2048).toString("latin1"));
       if (line) {
         action = null;
+        entry = null;
         sent = 0;
         head = Buffer.alloc(0);
         const rule = rules.find((r) => r.times > 0 && r.match(line[1], line[2]));
         if (rule) {
           rule.times -= 1;
           action = rule;
-          log.push({ action: rule.action, method: line[1], path: line[2] });
+          entry = { action: rule.action, method: line[1], path: line[2] };
+          log.push(entry);
         }
       }
       upstream.write(data);
@@ -60,8 +63,11 @@ export async function startProxy(targetPort) {
       }
       const room = action.afterBytes - sent;
       if (room > 0) {
-        client.write(data.subarray(0, room));
-        sent += Math.min(room, data.length);
+        const part = data.subarray(0, room);
+        client.write(part);
+        sent += part.length;
+        // Whether the last byte forwarded ends an event (or the header): else it cut one in two.
+        entry.onBoundary = part.subarray(-2).toString("latin1") === "\n\n";
       }
       if (sent >= action.afterBytes) {
         if (action.action === "cut") {

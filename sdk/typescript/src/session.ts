@@ -110,7 +110,8 @@ export class Session implements AsyncDisposable {
     const request: ExecRequest = { code, ...(o.kind ? { kind: o.kind } : {}), ...(o.timeoutS ? { timeout_s: o.timeoutS } : {}) };
     let call: Exec | undefined;
     try {
-      call = await this.client.submitSessionCall(this.id, { ...request, wait_s: o.onOutput ? 0 : secondsLeft() }, { signal });
+      // Submitted without waiting, so that the call's id is known however the wait ends.
+      call = await this.client.submitSessionCall(this.id, request, { signal });
       if (o.onOutput) {
         for await (const ev of this.client.streamSessionCallEvents(this.id, call.id, {
           signal, ...(o.keepAliveMs ? { keepAliveMs: o.keepAliveMs } : {}),

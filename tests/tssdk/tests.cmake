@@ -7,5 +7,5 @@ foreach(_file IN LISTS _tssdk_tests)
   add_test(NAME TsSdk.${_name} COMMAND ${_tssdk_dir}/run.sh ${_file})
   set_tests_properties(TsSdk.${_name} PROPERTIES
     ENVIRONMENT "AIRLOCK_BINARY=$<TARGET_FILE:airlock>"
-    SKIP_RETURN_CODE 77 TIMEOUT 300)
+    SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()

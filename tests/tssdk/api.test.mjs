@@ -32,6 +32,7 @@ after(async () => {
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
 test("health, metrics and the served OpenAPI document (the one the SDK was built from)", async () => {
+  assert.deepEqual(await new AirlockClient(serve.url, serve.keys.full).getHealth(), { status: "ok" });
   assert.deepEqual(await client.getHealth(), { status: "ok" });
   assert.match(await client.getMetrics(), /^# (HELP|TYPE) /m);
   assert.deepEqual(await client.getOpenApi(), doc);

@@ -92,15 +92,18 @@ export class AirlockClient implements Operations {
   private readonly keepAliveMs: number;
   private readonly maxReconnects: number;
 
-  constructor(options: ClientOptions = {}) {
+  /** `new AirlockClient(url, apiKey)`, or `new AirlockClient({url, apiKey, ...options})`. */
+  constructor(urlOrOptions: string | ClientOptions = {}, apiKey?: string) {
+    const options: ClientOptions =
+      typeof urlOrOptions === "string" ? { url: urlOrOptions, ...(apiKey !== undefined ? { apiKey } : {}) } : urlOrOptions;
     const url = options.url ?? process.env["AIRLOCK_URL"] ?? "http://127.0.0.1:8470";
-    const apiKey = options.apiKey ?? process.env["AIRLOCK_API_KEY"] ?? "";
+    const key = options.apiKey ?? process.env["AIRLOCK_API_KEY"] ?? "";
     this.url = url;
     this.keepAliveMs = options.keepAliveMs ?? 15000;
     this.maxReconnects = options.maxReconnects ?? 5;
     this.transport = new Transport({
       url,
-      apiKey,
+      apiKey: key,
       timeoutMs: options.timeoutMs ?? 60000,
       maxRetries: options.maxRetries ?? 3,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 30000,

@@ -33,12 +33,18 @@ export async function startServe(extraArgs = []) {
   const dataDir = join(dir, "data");
   const stateDir = join(dir, "state");
   await mkdir(stateDir, { mode: 0o711 });
-  const keys = {
-    full: await makeKey(dataDir, "alpha", "run,read,publish"),
-    reader: await makeKey(dataDir, "alpha", "read"),
-    admin: await makeKey(dataDir, "alpha", "admin"),
-    other: await makeKey(dataDir, "beta", "run,read,publish"),
-  };
+  let keys;
+  try {
+    keys = {
+      full: await makeKey(dataDir, "alpha", "run,read,publish"),
+      reader: await makeKey(dataDir, "alpha", "read"),
+      admin: await makeKey(dataDir, "alpha", "admin"),
+      other: await makeKey(dataDir, "beta", "run,read,publish"),
+    };
+  } catch (e) {
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
   const logPath = join(dir, "serve.log");
   const log = createWriteStream(logPath);
   await new Promise((r) => log.on("open", r));
@@ -62,10 +68,18 @@ export async function startServe(extraArgs = []) {
     child.stdout.on("data", onData);
     exited.then(({ code, signal }) => reject(new Error(`airlock serve ended (${code ?? signal}) before it listened`)));
   }).catch(async (e) => {
-    throw new Error(`${e.message}\n${await readFile(logPath, "utf8")}`);
+    const text = await readFile(logPath, "utf8");
+    log.end();
+    await rm(dir, { recursive: true, force: true });  // it never started: nothing to sweep
+    throw new Error(`${e.message}\n${text}`);
   });
   const m = /127\.0\.0\.1:(\d+)/.exec(firstLine);
-  if (!m) throw new Error(`airlock serve printed: ${firstLine}`);
+  if (!m) {
+    child.kill("SIGKILL");
+    await exited;
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`airlock serve printed: ${firstLine}`);
+  }
   const port = Number(m[1]);
   let stopped = false;
   return {

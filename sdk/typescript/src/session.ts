@@ -106,7 +106,8 @@ export class Session implements AsyncDisposable {
     const timeout = new AirlockTimeoutError(`session ${this.id}: the call did not end within ${limitMs} ms`);
     const handle = setTimeout(() => timer.abort(timeout), limitMs);
     const signal = o.signal ? AbortSignal.any([o.signal, timer.signal]) : timer.signal;
-    const secondsLeft = () => Math.max(0, Math.min(kMaxWaitS, Math.floor((deadline - Date.now()) / 1000) - 1));
+    // At least 1 s a request, so that a wait near its deadline does not spin.
+    const secondsLeft = () => Math.max(1, Math.min(kMaxWaitS, Math.floor((deadline - Date.now()) / 1000) - 1));
     const request: ExecRequest = { code, ...(o.kind ? { kind: o.kind } : {}), ...(o.timeoutS ? { timeout_s: o.timeoutS } : {}) };
     let call: Exec | undefined;
     try {

@@ -1,0 +1,4 @@
+import { defineSuite } from './tool_suite.mjs';
+import { stdioClient } from './clients.mjs';
+
+defineSuite('stdio', stdioClient);

@@ -31,6 +31,7 @@ const char* const kServeUsage =
     "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--state-dir DIR]\n"
     "                     [--max-running N] [--max-queued N] [--max-connections N] [--retention-days N]\n"
     "                     [--tenant-max-queued N] [--tenant-storage-mb N] [--warm N] [--preloaded N]\n"
+    "                     [--event-keepalive-ms N]\n"
     "  Serves the job and session API (docs/openapi.json, docs/sessions.md) until SIGINT or\n"
     "  SIGTERM; open sessions are closed then. Defaults: 127.0.0.1:8470,\n"
     "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n"
@@ -117,6 +118,7 @@ int serve_command(const std::vector<std::string>& args) {
   options.address = config->listen_address;
   options.port = config->listen_port;
   options.threads = config->http_threads;
+  options.event_keepalive_ms = static_cast<int>(config->event_keepalive_ms);
   size_t max_running = config->max_running ? config->max_running : std::max(1u, std::thread::hardware_concurrency());
   auto budget = service::plan_descriptors(nofile->soft, max_running, config->max_sessions, config->max_connections);
   options.max_connections = budget.max_connections;

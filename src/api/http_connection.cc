@@ -218,7 +218,8 @@ Connection::Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socke
     : core_(std::move(core)),
       strand_(socket.get_executor()),
       socket_(std::move(socket)),
-      timer_(strand_) {}
+      timer_(strand_),
+      keepalive_timer_(strand_) {}
 
 Connection::~Connection() {
   std::lock_guard lock(core_->mutex);
@@ -324,6 +325,8 @@ void Connection::close(const char* reason) {
   Phase was = phase_;
   phase_ = Phase::kClosed;
   disarm();
+  ++keepalive_gen_;
+  keepalive_timer_.cancel();
   beast::error_code ec;
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
@@ -827,6 +830,7 @@ void Connection::pump_events() {
       self->pump_events();
     }
   };
+  ++keepalive_gen_;  // any write, or the end, restarts the silence
   if (!data.empty()) {
     auto text = std::make_shared<std::string>(std::move(data));
     arm(core_->options.idle_timeout_ms);
@@ -838,7 +842,27 @@ void Connection::pump_events() {
     writing_ = true;
     net::async_write(socket_, http::make_chunk_last(),
                      [done](beast::error_code ec, size_t n) { done(ec, n, true); });
+  } else {
+    arm_keepalive();
   }
+}
+
+// Nothing to send: after event_keepalive_ms of silence, queue the comment
+// (clients skip lines that start with ':') and pump it like an event.
+void Connection::arm_keepalive() {
+  int ms = core_->options.event_keepalive_ms;
+  if (ms <= 0) return;
+  uint64_t gen = keepalive_gen_;
+  keepalive_timer_.expires_after(std::chrono::milliseconds(ms));
+  keepalive_timer_.async_wait([self = shared_from_this(), gen](beast::error_code ec) {
+    if (ec || gen != self->keepalive_gen_ || self->phase_ != Phase::kEvents || !self->current_) return;
+    {
+      std::lock_guard lock(self->current_->mutex);
+      if (self->current_->ended) return;
+      self->current_->pending += ": keep-alive\n\n";
+    }
+    self->pump_events();
+  });
 }
 
 }  // namespace airlock::api

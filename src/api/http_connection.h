@@ -191,6 +191,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_response_written();
   void start_events();
   void pump_events();
+  void arm_keepalive();
   void finish_request(bool connection_closed);
   void log_request();
 
@@ -206,6 +207,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   tcp::socket socket_;
   net::steady_timer timer_;
   uint64_t deadline_gen_ = 0;
+  net::steady_timer keepalive_timer_;  // event streams: a comment after a silence
+  uint64_t keepalive_gen_ = 0;
   beast::flat_buffer buffer_;
   std::string remote_;
 

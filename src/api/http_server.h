@@ -113,6 +113,9 @@ struct ServerOptions {
   // One JSON object per request (method, path, status, duration, bytes, remote, error).
   std::function<void(const nlohmann::json&)> access_log;
   uint64_t max_event_backlog_bytes = 8 << 20;  // unsent SSE data per connection
+  // An event stream with nothing to send for this long gets the comment
+  // ": keep-alive" (0: never), so clients can tell silence from a dead link.
+  int event_keepalive_ms = 15000;
 };
 
 class HttpServer {

@@ -14,6 +14,9 @@
 namespace airlock::service {
 namespace {
 
+constexpr uint64_t kMinKeepaliveMs = 50, kMaxKeepaliveMs = 600'000;
+std::string keepalive_range() { return "event_keepalive_ms is from 50 to 600000"; }
+
 Status parse_listen(const std::string& text, ServiceConfig& c) {
   auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) return fail("listen '" + text + "' must be HOST:PORT");
@@ -146,7 +149,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
-      "session_kept_calls_mb", "check_cpu_ms", "check_json_kb"};
+      "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -198,6 +201,10 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         else if (key == "session_kept_calls_mb") c.session_kept_calls_bytes = u << 20;
         else if (key == "check_cpu_ms") c.check_limits.cpu_ms = u;
         else if (key == "check_json_kb") c.check_limits.json_bytes = u << 10;
+        else if (key == "event_keepalive_ms") {
+          if (u < kMinKeepaliveMs || u > kMaxKeepaliveMs) return fail(keepalive_range());
+          c.event_keepalive_ms = u;
+        }
         else if (key == "snapshot_expiry_interval_s") c.snapshot_expiry_interval_s = std::max<uint64_t>(1, u);
         else if (key == "session_idle_timeout_s" || key == "session_max_idle_timeout_s" ||
                  key == "session_max_lifetime_s") {
@@ -250,11 +257,12 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       c.state_dir = v;
     } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days" || a == "--warm" ||
                a == "--preloaded" || a == "--tenant-max-queued" || a == "--tenant-storage-mb" ||
-               a == "--max-connections") {
+               a == "--max-connections" || a == "--event-keepalive-ms") {
       auto n = positive(a, v);
       if (!n) return std::unexpected(n.error());
       if ((a == "--warm" || a == "--preloaded") && *n > 64) return fail(a + " is at most 64");
       if (a == "--tenant-storage-mb" && *n > (1ull << 40)) return fail(a + " is too large");
+      if (a == "--event-keepalive-ms" && (*n < kMinKeepaliveMs || *n > kMaxKeepaliveMs)) return fail(keepalive_range());
       if (a == "--max-running") c.max_running = *n;
       else if (a == "--max-connections") c.max_connections = std::max<uint64_t>(1, *n);
       else if (a == "--max-queued") c.max_queued = *n;
@@ -262,6 +270,7 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       else if (a == "--tenant-storage-mb") c.tenant_storage_bytes = *n << 20;
       else if (a == "--warm") c.warm_pool = *n;
       else if (a == "--preloaded") c.preloaded_pool = *n;
+      else if (a == "--event-keepalive-ms") c.event_keepalive_ms = *n;
       else c.retention_days = *n;
     } else {
       return fail("unknown option " + a + " (see airlock serve --help)");

@@ -46,6 +46,9 @@ struct ServiceConfig {
   std::map<std::string, TenantSettings> tenants;  // by tenant name
   uint64_t max_upload_bytes = 64ull << 20;
   uint64_t log_buffer_bytes = 1ull << 20;  // live output kept per job for SSE replay
+  // An event stream silent this long gets a ": keep-alive" comment, so a
+  // client tells a call that prints nothing from a dead connection.
+  uint64_t event_keepalive_ms = 15'000;
   uint64_t retention_days = 30;            // records and artifacts older than this are removed
   uint64_t retention_interval_s = 3600;
   // Warm pool (docs/performance.md): sandboxes kept ready for jobs with the

@@ -372,6 +372,37 @@ TEST_F(HttpServerTest, ServerSentEventsInOrderThenEnd) {
   EXPECT_TRUE(events.ended());
 }
 
+// A stream with nothing to say sends ": keep-alive" comments at the interval,
+// and none while events flow; the events around them arrive intact.
+TEST_F(HttpServerTest, SilentEventStreamSendsKeepAliveComments) {
+  options_.event_keepalive_ms = 100;
+  server().route("GET", "/events", [this](std::shared_ptr<Exchange> ex) {
+    ex->start_events();
+    workers_.emplace_back([ex] {
+      ex->send_event("1", "stdout", "before");
+      std::this_thread::sleep_for(std::chrono::milliseconds(550));
+      ex->send_event("2", "stdout", "after");
+      ex->end_events();
+    });
+  });
+  uint16_t port = start();
+  RawConnection raw(port);
+  ASSERT_TRUE(raw.send("GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  std::string got = raw.read_until_close(5000);
+  size_t before = got.find("data: before"), after = got.find("data: after");
+  ASSERT_NE(before, std::string::npos) << got;
+  ASSERT_NE(after, std::string::npos) << got;
+  size_t comments = 0;
+  for (size_t at = got.find(": keep-alive\n\n"); at != std::string::npos; at = got.find(": keep-alive\n\n", at + 1)) {
+    EXPECT_GT(at, before);
+    EXPECT_LT(at, after);
+    ++comments;
+  }
+  // 550 ms of silence at a 100 ms interval: about five; load may delay some.
+  EXPECT_GE(comments, 2u) << got;
+  EXPECT_LE(comments, 6u) << got;
+}
+
 TEST_F(HttpServerTest, EventClientThatDisconnectsFiresOnClose) {
   std::promise<void> closed;
   std::shared_ptr<Exchange> held;

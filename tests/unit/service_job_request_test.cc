@@ -108,6 +108,21 @@ TEST(JobRequest, OutputPolicyTravelsToAirlockRun) {
             std::string::npos);
 }
 
+TEST(ServiceConfig, EventKeepAliveInterval) {
+  EXPECT_EQ(ServiceConfig{}.event_keepalive_ms, 15'000u);
+  auto c = parse_config("event_keepalive_ms = 250\n");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->event_keepalive_ms, 250u);
+  auto f = config_from_args({"--event-keepalive-ms", "60"});
+  ASSERT_TRUE(f.has_value()) << f.error().message();
+  EXPECT_EQ(f->event_keepalive_ms, 60u);
+  // Too short would flood a stream; too long defeats the point.
+  auto low = parse_config("event_keepalive_ms = 10\n");
+  ASSERT_FALSE(low.has_value());
+  EXPECT_NE(low.error().message().find("from 50 to 600000"), std::string::npos);
+  EXPECT_FALSE(config_from_args({"--event-keepalive-ms", "700000"}).has_value());
+}
+
 TEST(ServiceConfig, TomlThenFlags) {
   auto c = parse_config("listen = \"127.0.0.1:9000\"\nmax_running = 3\ndata_dir = \"/d\"\n");
   ASSERT_TRUE(c.has_value()) << c.error().message();

@@ -138,6 +138,7 @@ int serve_command(const std::vector<std::string>& args) {
   };
   mcp::McpRouteOptions mcp_options;
   mcp_options.listen_address = config->listen_address;
+  mcp_options.event_keepalive_ms = static_cast<int>(config->event_keepalive_ms);
   mcp::McpRoute mcp_route(mcp_options);  // outlives the server: its calls end when the server stops
   api::HttpServer server(options);
   service::install_routes(server, jobs);

@@ -32,11 +32,13 @@ const std::map<std::string, Impl>& impls() {
 
 }  // namespace
 
+bool is_implemented(const std::string& name) { return impls().count(name) > 0; }
+
 ToolResult call_tool(const ToolDef& tool, const json& arguments, ApiConnection& api, const CallContext& ctx) {
   if (auto problem = check_arguments(tool.input_schema, arguments))
     return error_result("invalid arguments for " + tool.name + ": " + *problem);
   auto impl = impls().find(tool.name);
-  if (impl == impls().end()) return error_result(tool.name + " is not implemented");  // catalogue test keeps this unreachable
+  if (impl == impls().end()) return error_result(tool.name + " is not implemented");  // McpCatalogue tests keep this unreachable
   return impl->second(arguments, api, ctx);
 }
 

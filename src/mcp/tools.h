@@ -18,6 +18,9 @@ namespace airlock::mcp {
 ToolResult call_tool(const ToolDef& tool, const nlohmann::json& arguments, ApiConnection& api,
                      const CallContext& ctx);
 
+// True when `name` has an implementation (every tool of the catalogue must).
+bool is_implemented(const std::string& name);
+
 // The implementations (job_tools.cc, session_tools.cc).
 ToolResult run_code(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 ToolResult upload_file(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);

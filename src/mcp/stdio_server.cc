@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <list>
@@ -43,7 +44,11 @@ class Writer {
 int serve_stdio(const ApiTarget& target, int in_fd, int out_fd) {
   Writer out(out_fd);
   InFlight calls(kMaxStdioCalls);
-  std::list<std::thread> threads;
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::list<Worker> workers;
   ApiFactory api = [target] { return std::make_unique<ApiConnection>(target); };
   LineReader reader(kMaxMessageBytes);
   char buf[64 << 10];
@@ -80,7 +85,14 @@ int serve_stdio(const ApiTarget& target, int in_fd, int out_fd) {
                                     : "a request with this id is still in flight"));
         continue;
       }
-      threads.emplace_back([&out, &calls, &api, key, flag, msg = std::move(*m)] {
+      // Join the threads of calls that ended.
+      std::erase_if(workers, [](Worker& w) {
+        if (!w.done->load()) return false;
+        w.thread.join();
+        return true;
+      });
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      std::thread thread([&out, &calls, &api, key, flag, done, msg = std::move(*m)] {
         CallContext ctx;
         ctx.cancelled = flag;
         if (auto token = progress_token(msg)) {
@@ -93,21 +105,14 @@ int serve_stdio(const ApiTarget& target, int in_fd, int out_fd) {
         calls.remove(key);
         // A cancelled request gets no response (the protocol says so).
         if (reply && !flag->load()) out.send(*reply);
+        done->store(true);
       });
-      // Reap the threads that ended.
-      for (auto it = threads.begin(); it != threads.end();) {
-        if (it->joinable() && calls.size() == 0) {
-          it->join();
-          it = threads.erase(it);
-        } else {
-          ++it;
-        }
-      }
+      workers.push_back(Worker{std::move(thread), done});
     }
   }
   // The client closed stdin: the calls under way still finish and answer
   // (a client that wants them stopped cancels them first, or ends us).
-  for (auto& t : threads) t.join();
+  for (auto& w : workers) w.thread.join();
   return 0;
 }
 

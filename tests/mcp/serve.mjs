@@ -5,10 +5,10 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const airlock = process.env.AIRLOCK_BINARY;
+export const airlock = process.env.AIRLOCK_BINARY && resolve(process.env.AIRLOCK_BINARY);
 if (!airlock) throw new Error('set AIRLOCK_BINARY to the airlock binary');
 
 function makeKey(dataDir, tenant, scopes) {

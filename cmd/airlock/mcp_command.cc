@@ -19,10 +19,12 @@ namespace {
 
 const char* const kMcpUsage =
     "usage: airlock mcp [--url http://127.0.0.1:8470] [--key-file FILE] [--event-keepalive-ms N]\n"
-    "  An MCP server on stdin/stdout (newline-delimited JSON-RPC) for an agent: its tools run code\n"
+    "  An MCP server on stdin/stdout (newline-delimited JSON-RPC) for an agent: its tools run "
+    "code\n"
     "  through the API of a running `airlock serve` at --url (default $AIRLOCK_SERVER, else\n"
     "  http://127.0.0.1:8470), with the API key from $AIRLOCK_API_KEY or --key-file, never from\n"
-    "  the command line. --event-keepalive-ms is the service's keep-alive interval (default 15000):\n"
+    "  the command line. --event-keepalive-ms is the service's keep-alive interval (default "
+    "15000):\n"
     "  an event stream silent for three intervals is taken for dead and resumed. Logs go to\n"
     "  stderr. See docs/mcp.md.\n";
 
@@ -49,16 +51,20 @@ int mcp_command(const std::vector<std::string>& args) {
   if (parsed->key_file) {
     auto text = sys::read_file(*parsed->key_file, 4096);
     if (!text) {
-      std::fprintf(stderr, "airlock mcp: cannot read the key file: %s\n", text.error().message().c_str());
+      std::fprintf(stderr, "airlock mcp: cannot read the key file: %s\n",
+                   text.error().message().c_str());
       return 125;
     }
     key = *text;
   } else if (const char* env = std::getenv("AIRLOCK_API_KEY")) {
     key = env;
   }
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' ')) key.pop_back();
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
+    key.pop_back();
   if (key.empty() || key.find_first_of("\r\n") != std::string::npos) {
-    std::fprintf(stderr, "airlock mcp: no API key (one line): set AIRLOCK_API_KEY or pass --key-file FILE\n");
+    std::fprintf(
+        stderr,
+        "airlock mcp: no API key (one line): set AIRLOCK_API_KEY or pass --key-file FILE\n");
     return 125;
   }
   while (!url.empty() && url.back() == '/') url.pop_back();

@@ -5,7 +5,8 @@ namespace airlock::mcp {
 ApiConnection::ApiConnection(ApiTarget target, int timeout_ms)
     : target_(std::move(target)), http_(target_.host, target_.port, timeout_ms) {}
 
-api::Response ApiConnection::call(const std::string& method, const std::string& target, const std::string& body,
+api::Response ApiConnection::call(const std::string& method, const std::string& target,
+                                  const std::string& body,
                                   const std::map<std::string, std::string>& headers) {
   auto all = headers;
   all["Authorization"] = "Bearer " + target_.key;
@@ -13,7 +14,8 @@ api::Response ApiConnection::call(const std::string& method, const std::string& 
   return http_.request(method, target, body, all);
 }
 
-api::EventStream ApiConnection::events(const std::string& target, const std::string& last_event_id) {
+api::EventStream ApiConnection::events(const std::string& target,
+                                       const std::string& last_event_id) {
   std::map<std::string, std::string> headers = {{"Authorization", "Bearer " + target_.key},
                                                 {"Accept", "text/event-stream"}};
   if (!last_event_id.empty()) headers["Last-Event-ID"] = last_event_id;

@@ -16,8 +16,8 @@ namespace airlock::mcp {
 struct ApiTarget {
   std::string host;  // an IP address literal
   uint16_t port = 0;
-  std::string key;       // the Bearer secret
-  std::string base_url;  // "http://127.0.0.1:8470": how links to outputs are written
+  std::string key;                 // the Bearer secret
+  std::string base_url;            // "http://127.0.0.1:8470": how links to outputs are written
   int event_keepalive_ms = 15000;  // the service's keep-alive interval (docs/service.md)
 };
 
@@ -26,7 +26,8 @@ class ApiConnection {
  public:
   explicit ApiConnection(ApiTarget target, int timeout_ms = 60000);
 
-  api::Response call(const std::string& method, const std::string& target, const std::string& body = "",
+  api::Response call(const std::string& method, const std::string& target,
+                     const std::string& body = "",
                      const std::map<std::string, std::string>& headers = {});
   api::EventStream events(const std::string& target, const std::string& last_event_id);
   const ApiTarget& target() const { return target_; }

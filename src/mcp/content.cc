@@ -28,8 +28,8 @@ CappedText cap_text(std::string_view text, size_t cap) {
 
 std::string cap_note(const std::string& what, const CappedText& t) {
   if (!t.capped) return "";
-  return "[" + what + ": the first " + std::to_string(t.text.size()) + " of " + std::to_string(t.original_bytes) +
-         " bytes are shown; the rest was cut]";
+  return "[" + what + ": the first " + std::to_string(t.text.size()) + " of " +
+         std::to_string(t.original_bytes) + " bytes are shown; the rest was cut]";
 }
 
 json text_block(const std::string& text) { return json{{"type", "text"}, {"text", text}}; }
@@ -51,9 +51,9 @@ json resource_link(const std::string& uri, const std::string& name, const std::s
 
 std::string mime_of(const std::string& detected_type) {
   static const std::map<std::string, std::string> kTypes = {
-      {"png", "image/png"}, {"jpeg", "image/jpeg"}, {"pdf", "application/pdf"},
-      {"json", "application/json"}, {"csv", "text/csv"}, {"tsv", "text/tab-separated-values"},
-      {"svg", "image/svg+xml"}, {"text", "text/plain"}};
+      {"png", "image/png"},         {"jpeg", "image/jpeg"}, {"pdf", "application/pdf"},
+      {"json", "application/json"}, {"csv", "text/csv"},    {"tsv", "text/tab-separated-values"},
+      {"svg", "image/svg+xml"},     {"text", "text/plain"}};
   auto t = kTypes.find(detected_type);
   return t == kTypes.end() ? "application/octet-stream" : t->second;
 }

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace airlock::mcp {
 
@@ -33,8 +32,9 @@ nlohmann::json text_block(const std::string& text);
 nlohmann::json image_block(const std::string& base64, const std::string& mime_type);
 // A link to a file the API serves (`uri`); its sha256 goes in the
 // description and in _meta so that a client can verify what it downloads.
-nlohmann::json resource_link(const std::string& uri, const std::string& name, const std::string& mime_type,
-                             const std::string& sha256, uint64_t size);
+nlohmann::json resource_link(const std::string& uri, const std::string& name,
+                             const std::string& mime_type, const std::string& sha256,
+                             uint64_t size);
 
 // The MIME type of an airlock detected type ("png" -> "image/png").
 std::string mime_of(const std::string& detected_type);

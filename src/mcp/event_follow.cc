@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "mcp/content.h"
+
 namespace airlock::mcp {
 
 namespace {
@@ -15,9 +17,18 @@ constexpr int kMaxFailedOpens = 3;
 
 }  // namespace
 
-FollowResult follow_events(ApiConnection& api, const std::string& target, const std::string& final_event,
-                           const std::function<void(const api::Event&)>& on_output, const CallContext& ctx,
-                           const std::function<void()>& on_cancel) {
+std::function<void(const api::Event&)> output_as_progress(const CallContext& ctx) {
+  return [&ctx](const api::Event& ev) {
+    auto data = nlohmann::json::parse(ev.data, nullptr, false);
+    if (data.is_object() && data.contains("text") && data["text"].is_string())
+      ctx.progress(cap_text(data["text"].get<std::string>(), 4096).text);
+  };
+}
+
+FollowResult follow_events(ApiConnection& api, const std::string& target,
+                           const std::string& final_event,
+                           const std::function<void(const api::Event&)>& on_output,
+                           const CallContext& ctx, const std::function<void()>& on_cancel) {
   FollowResult out;
   std::string last_id;
   int failed_opens = 0;
@@ -31,8 +42,9 @@ FollowResult follow_events(ApiConnection& api, const std::string& target, const 
         return out;
       }
       if (++failed_opens >= kMaxFailedOpens || (stream.status() >= 400 && stream.status() < 500)) {
-        out.error = "cannot open the event stream: " +
-                    (stream.status() ? "status " + std::to_string(stream.status()) : stream.error());
+        out.error =
+            "cannot open the event stream: " +
+            (stream.status() ? "status " + std::to_string(stream.status()) : stream.error());
         return out;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200 * failed_opens));

@@ -25,8 +25,13 @@ struct FollowResult {
 // three keep-alive intervals is taken for dead.
 inline int dead_after_ms(int keepalive_ms) { return 3 * keepalive_ms; }
 
-FollowResult follow_events(ApiConnection& api, const std::string& target, const std::string& final_event,
-                           const std::function<void(const api::Event&)>& on_output, const CallContext& ctx,
-                           const std::function<void()>& on_cancel);
+// An on_output that sends each output event's text as progress (at most
+// 4 KiB of it a notification).
+std::function<void(const api::Event&)> output_as_progress(const CallContext& ctx);
+
+FollowResult follow_events(ApiConnection& api, const std::string& target,
+                           const std::string& final_event,
+                           const std::function<void(const api::Event&)>& on_output,
+                           const CallContext& ctx, const std::function<void()>& on_cancel);
 
 }  // namespace airlock::mcp

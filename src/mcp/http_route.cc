@@ -21,7 +21,9 @@ HttpResponse jsonrpc_http(int status, const json& message) {
   return r;
 }
 
-bool loopback_address(const std::string& a) { return a.rfind("127.", 0) == 0 || a == "::1" || a == "localhost"; }
+bool loopback_address(const std::string& a) {
+  return a.rfind("127.", 0) == 0 || a == "::1" || a == "localhost";
+}
 
 std::string connect_host(const std::string& listen) {
   if (listen == "0.0.0.0" || listen.empty()) return "127.0.0.1";
@@ -73,16 +75,19 @@ void McpRoute::post(const std::shared_ptr<api::Exchange>& ex, const service::Cal
   const auto& req = ex->request();
   if (!origin_allowed(req.header("origin")) ||
       !host_allowed(req.header("host"), loopback_address(options_.listen_address)))
-    return ex->respond(HttpResponse::error(403, "forbidden_origin",
-                                           "the Origin or Host header is not this local server (DNS rebinding "
-                                           "protection)"));
+    return ex->respond(
+        HttpResponse::error(403, "forbidden_origin",
+                            "the Origin or Host header is not this local server (DNS rebinding "
+                            "protection)"));
   std::string version = req.header("mcp-protocol-version");
   if (!version.empty() && !is_supported_version(version))
-    return ex->respond(jsonrpc_http(400, error_response(nullptr, kInvalidRequest,
-                                                        "unsupported MCP-Protocol-Version " + version)));
+    return ex->respond(jsonrpc_http(
+        400,
+        error_response(nullptr, kInvalidRequest, "unsupported MCP-Protocol-Version " + version)));
   std::string session = req.header("mcp-session-id");
   if (!valid_session_header(session))
-    return ex->respond(jsonrpc_http(400, error_response(nullptr, kInvalidRequest, "malformed Mcp-Session-Id")));
+    return ex->respond(
+        jsonrpc_http(400, error_response(nullptr, kInvalidRequest, "malformed Mcp-Session-Id")));
 
   auto m = parse_message(req.body);
   if (!m) return ex->respond(jsonrpc_http(400, m.error()));
@@ -100,7 +105,8 @@ void McpRoute::post(const std::shared_ptr<api::Exchange>& ex, const service::Cal
   target.port = port_.load();
   target.key = bearer(req.header("authorization"));
   std::string host = req.header("host");
-  target.base_url = "http://" + (host.empty() ? target.host + ":" + std::to_string(target.port) : host);
+  target.base_url =
+      "http://" + (host.empty() ? target.host + ":" + std::to_string(target.port) : host);
   target.event_keepalive_ms = options_.event_keepalive_ms;
   ApiFactory api = [target] { return std::make_unique<ApiConnection>(target); };
 
@@ -117,10 +123,11 @@ void McpRoute::post(const std::shared_ptr<api::Exchange>& ex, const service::Cal
   std::string key = in_flight_key(client, m->id);
   auto flag = calls_.add(key);
   if (!flag)
-    return ex->respond(jsonrpc_http(
-        200, error_response(m->id, kInvalidRequest,
-                            calls_.size() >= calls_.max_calls() ? "too many tool calls at once: wait for one to end"
-                                                                : "a request with this id is still in flight")));
+    return ex->respond(
+        jsonrpc_http(200, error_response(m->id, kInvalidRequest,
+                                         calls_.size() >= calls_.max_calls()
+                                             ? "too many tool calls at once: wait for one to end"
+                                             : "a request with this id is still in flight")));
   auto token = progress_token(*m);
   bool stream = token && req.header("accept").find("text/event-stream") != std::string::npos;
   if (stream) ex->start_events();

@@ -7,9 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace airlock::mcp {
 

@@ -15,10 +15,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-
 // A record's stdout/stderr ({"text", "encoding"}) as bytes.
 std::string stream_bytes(const json& s) {
   std::string text = str(s, "text");
@@ -30,7 +26,8 @@ std::string stream_bytes(const json& s) {
 }
 
 // Uploads one inline file; its id, or an error result.
-std::expected<std::string, ToolResult> upload(ApiConnection& api, const std::string& name, const std::string& bytes) {
+std::expected<std::string, ToolResult> upload(ApiConnection& api, const std::string& name,
+                                              const std::string& bytes) {
   auto r = api.call("POST", "/v1/files?name=" + api::percent_encode(name), bytes,
                     {{"Content-Type", "application/octet-stream"}});
   if (!ok(r)) {
@@ -48,7 +45,8 @@ std::expected<json, ToolResult> job_body(const json& args, ApiConnection& api) {
   for (const auto& f : args.value("files", json::array())) {
     if (f.contains("file_id")) {
       if (f.contains("name") || f.contains("text"))
-        return std::unexpected(error_result("files: give either file_id, or name and text, not both"));
+        return std::unexpected(
+            error_result("files: give either file_id, or name and text, not both"));
       inputs.push_back(f["file_id"]);
     } else {
       if (!f.contains("name") || !f.contains("text"))
@@ -77,10 +75,20 @@ std::expected<json, ToolResult> job_body(const json& args, ApiConnection& api) {
   return body;
 }
 
-// The job's view once it has finished (polled when the stream was lost).
-json finished_view(ApiConnection& api, const std::string& id, std::string& error) {
+void cancel_job(ApiConnection& api, const std::string& id) {
+  api.call("POST", "/v1/jobs/" + api::percent_encode(id) + "/cancel");
+}
+
+// The job's view once it has finished (polled when the stream was lost;
+// a cancellation meanwhile still cancels the job).
+json finished_view(ApiConnection& api, const std::string& id, const CallContext& ctx,
+                   bool cancelled, std::string& error) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(65);
   while (std::chrono::steady_clock::now() < deadline) {
+    if (!cancelled && ctx.is_cancelled()) {
+      cancel_job(api, id);
+      cancelled = true;
+    }
     auto r = api.call("GET", "/v1/jobs/" + api::percent_encode(id));
     if (!ok(r)) {
       error = describe_api_error(r);
@@ -96,19 +104,23 @@ json finished_view(ApiConnection& api, const std::string& id, std::string& error
 
 std::string describe_attempt(const json& a) {
   std::string text = str(a, "method") + " " + str(a, "host");
-  if (a.contains("port") && a["port"].is_number()) text += ":" + std::to_string(a["port"].get<int>());
+  if (a.contains("port") && a["port"].is_number())
+    text += ":" + std::to_string(a["port"].get<int>());
   text += str(a, "path");
   std::string reason = str(a, "reason");
   return reason.empty() ? text : text + " (" + reason + ")";
 }
 
 ToolResult job_result(ApiConnection& api, const json& view) {
-  const json& rec = view.contains("record") && view["record"].is_object() ? view["record"] : json::object();
+  const json& rec =
+      view.contains("record") && view["record"].is_object() ? view["record"] : json::object();
   std::string id = str(view, "id");
   std::string outcome = str(view, "outcome");
   ToolResult out;
   json s = {{"job_id", id}, {"outcome", outcome}, {"reason", str(rec, "reason")}};
-  s["exit_code"] = rec.contains("exit_code") && rec["exit_code"].is_number_integer() ? rec["exit_code"] : json(nullptr);
+  s["exit_code"] = rec.contains("exit_code") && rec["exit_code"].is_number_integer()
+                       ? rec["exit_code"]
+                       : json(nullptr);
   auto so = cap_text(stream_bytes(rec.value("stdout", json::object())));
   auto se = cap_text(stream_bytes(rec.value("stderr", json::object())));
   s["stdout"] = so.text;
@@ -117,7 +129,8 @@ ToolResult job_result(ApiConnection& api, const json& view) {
   s["stderr_capped"] = se.capped;
   json denied = json::array();
   for (const auto& a : rec.value("network", json::array()))
-    if (a.is_object() && a.contains("allowed") && a["allowed"] == false) denied.push_back(describe_attempt(a));
+    if (a.is_object() && a.contains("allowed") && a["allowed"] == false)
+      denied.push_back(describe_attempt(a));
   s["network_denied"] = denied;
   s["limits_hit"] = rec.value("limits_hit", json::array());
 
@@ -138,9 +151,14 @@ ToolResult job_result(ApiConnection& api, const json& view) {
   for (const auto& o : rec.value("outputs", json::array())) {
     if (!o.is_object()) continue;
     std::string name = str(o, "name"), verdict = str(o, "verdict"), type = str(o, "type");
-    std::string path = "/v1/jobs/" + api::percent_encode(id) + "/outputs/" + api::percent_encode(name);
-    json entry = {{"name", name},         {"type", type},       {"size", o.value("size", 0)},
-                  {"sha256", str(o, "sha256")}, {"verdict", verdict}, {"reason", str(o, "reason")}};
+    std::string path =
+        "/v1/jobs/" + api::percent_encode(id) + "/outputs/" + api::percent_encode(name);
+    json entry = {{"name", name},
+                  {"type", type},
+                  {"size", o.value("size", 0)},
+                  {"sha256", str(o, "sha256")},
+                  {"verdict", verdict},
+                  {"reason", str(o, "reason")}};
     if (verdict != "accepted") {
       text += "output " + name + " rejected: " + str(o, "reason") + "\n";
       outputs.push_back(entry);
@@ -157,7 +175,8 @@ ToolResult job_result(ApiConnection& api, const json& view) {
         continue;
       }
     }
-    blocks.push_back(resource_link(api.target().base_url + path, name, mime_of(type), str(o, "sha256"), size));
+    blocks.push_back(
+        resource_link(api.target().base_url + path, name, mime_of(type), str(o, "sha256"), size));
   }
   s["outputs"] = outputs;
   out.content.push_back(text_block(text));
@@ -177,15 +196,10 @@ ToolResult run_code(const json& args, ApiConnection& api, const CallContext& ctx
   std::string id = str(body_json(created), "id");
   ctx.progress("job " + id + " queued");
   std::string events = "/v1/jobs/" + api::percent_encode(id) + "/events";
-  auto followed = follow_events(
-      api, events, "end", [&ctx](const api::Event& ev) {
-        auto data = nlohmann::json::parse(ev.data, nullptr, false);
-        if (data.is_object() && data.contains("text") && data["text"].is_string())
-          ctx.progress(cap_text(data["text"].get<std::string>(), 4096).text);
-      },
-      ctx, [&api, &id] { api.call("POST", "/v1/jobs/" + api::percent_encode(id) + "/cancel"); });
+  auto followed = follow_events(api, events, "end", output_as_progress(ctx), ctx,
+                                [&api, &id] { cancel_job(api, id); });
   std::string error;
-  json view = finished_view(api, id, error);
+  json view = finished_view(api, id, ctx, followed.cancelled, error);
   if (view.is_null()) return error_result("job " + id + ": " + error);
   return job_result(api, view);
 }
@@ -200,10 +214,14 @@ ToolResult upload_file(const json& args, ApiConnection& api, const CallContext&)
   if (!ok(r)) return api_error_result(r);
   json j = body_json(r);
   ToolResult out;
-  out.structured = {{"file_id", str(j, "id")}, {"name", str(j, "name")}, {"size", j.value("size", 0)},
-                    {"sha256", str(j, "sha256")}, {"type", str(j, "type")}};
-  out.content.push_back(text_block("uploaded " + name + " as file_id " + str(j, "id") + " (" + str(j, "type") + ", " +
-                                   std::to_string(j.value("size", 0)) + " bytes, sha256 " + str(j, "sha256") + ")"));
+  out.structured = {{"file_id", str(j, "id")},
+                    {"name", str(j, "name")},
+                    {"size", j.value("size", 0)},
+                    {"sha256", str(j, "sha256")},
+                    {"type", str(j, "type")}};
+  out.content.push_back(text_block("uploaded " + name + " as file_id " + str(j, "id") + " (" +
+                                   str(j, "type") + ", " + std::to_string(j.value("size", 0)) +
+                                   " bytes, sha256 " + str(j, "sha256") + ")"));
   return out;
 }
 
@@ -213,10 +231,13 @@ ToolResult get_job_record(const json& args, ApiConnection& api, const CallContex
   json view = body_json(r);
   ToolResult out;
   json record = view.contains("record") ? view["record"] : json(nullptr);
-  out.structured = {{"job_id", str(view, "id")}, {"state", str(view, "state")},
-                    {"outcome", view.contains("outcome") ? view["outcome"] : json(nullptr)}, {"record", record}};
+  out.structured = {{"job_id", str(view, "id")},
+                    {"state", str(view, "state")},
+                    {"outcome", view.contains("outcome") ? view["outcome"] : json(nullptr)},
+                    {"record", record}};
   auto text = cap_text(view.dump(1, ' ', false, json::error_handler_t::replace), 64 << 10);
-  out.content.push_back(text_block(text.text + (text.capped ? "\n" + cap_note("record", text) : "")));
+  out.content.push_back(
+      text_block(text.text + (text.capped ? "\n" + cap_note("record", text) : "")));
   return out;
 }
 

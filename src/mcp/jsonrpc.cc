@@ -19,21 +19,26 @@ bool valid_id(const json& id) {
 
 std::expected<Message, json> parse_message(std::string_view text) {
   if (text.size() > kMaxMessageBytes)
-    return std::unexpected(error_response(nullptr, kInvalidRequest, "the message is larger than 16 MiB"));
+    return std::unexpected(
+        error_response(nullptr, kInvalidRequest, "the message is larger than 16 MiB"));
   auto parsed = parse_json(text);
-  if (!parsed) return std::unexpected(error_response(nullptr, kParseError, "not JSON: " + parsed.error().what));
+  if (!parsed)
+    return std::unexpected(
+        error_response(nullptr, kParseError, "not JSON: " + parsed.error().what));
   json& j = *parsed;
   if (j.is_array())
-    return std::unexpected(error_response(nullptr, kInvalidRequest,
-                                          "batches are not supported (protocol 2025-06-18 and later): send one "
-                                          "message at a time"));
-  if (!j.is_object()) return std::unexpected(error_response(nullptr, kInvalidRequest, "a message is a JSON object"));
+    return std::unexpected(
+        error_response(nullptr, kInvalidRequest,
+                       "batches are not supported (protocol 2025-06-18 and later): send one "
+                       "message at a time"));
+  if (!j.is_object())
+    return std::unexpected(error_response(nullptr, kInvalidRequest, "a message is a JSON object"));
   json id = nullptr;
   bool has_id = j.contains("id");
   if (has_id) {
     if (!valid_id(j["id"]))
-      return std::unexpected(
-          error_response(nullptr, kInvalidRequest, "\"id\" must be a string (at most 256 bytes) or an integer"));
+      return std::unexpected(error_response(
+          nullptr, kInvalidRequest, "\"id\" must be a string (at most 256 bytes) or an integer"));
     id = j["id"];
   }
   if (!j.contains("jsonrpc") || j["jsonrpc"] != "2.0")
@@ -49,7 +54,8 @@ std::expected<Message, json> parse_message(std::string_view text) {
     return std::unexpected(error_response(id, kInvalidRequest, "a request needs a \"method\""));
   }
   if (!j["method"].is_string() || j["method"].get_ref<const std::string&>().empty())
-    return std::unexpected(error_response(id, kInvalidRequest, "\"method\" must be a non-empty string"));
+    return std::unexpected(
+        error_response(id, kInvalidRequest, "\"method\" must be a non-empty string"));
   m.method = j["method"].get<std::string>();
   if (j.contains("params")) {
     if (!j["params"].is_object())

@@ -23,7 +23,7 @@ class LineReader {
 
  private:
   size_t max_;
-  std::string current_;   // the line being read
+  std::string current_;    // the line being read
   bool skipping_ = false;  // the current line is over the bound: drop it to its end
   std::deque<Line> done_;
 };

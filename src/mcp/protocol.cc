@@ -11,8 +11,8 @@ namespace airlock::mcp {
 using json = nlohmann::json;
 
 const std::vector<std::string>& supported_protocol_versions() {
-  static const std::vector<std::string> kVersions = {kLatestProtocolVersion, "2025-06-18", "2025-03-26", "2024-11-05",
-                                                     "2024-10-07"};
+  static const std::vector<std::string> kVersions = {kLatestProtocolVersion, "2025-06-18",
+                                                     "2025-03-26", "2024-11-05", "2024-10-07"};
   return kVersions;
 }
 
@@ -22,18 +22,22 @@ bool is_supported_version(const std::string& version) {
 }
 
 std::string negotiate_version(const json& requested) {
-  if (requested.is_string() && is_supported_version(requested.get<std::string>())) return requested.get<std::string>();
+  if (requested.is_string() && is_supported_version(requested.get<std::string>()))
+    return requested.get<std::string>();
   return kLatestProtocolVersion;
 }
 
 json initialize_result(const json& params) {
   return json{
-      {"protocolVersion", negotiate_version(params.contains("protocolVersion") ? params["protocolVersion"] : json())},
+      {"protocolVersion",
+       negotiate_version(params.contains("protocolVersion") ? params["protocolVersion"] : json())},
       {"capabilities", {{"tools", {{"listChanged", false}}}}},
       {"serverInfo", {{"name", "airlock"}, {"title", "airlock sandbox"}, {"version", "0.1.0"}}},
       {"instructions",
-       "airlock runs code in a sandbox: run_code for one-off programs, open_session + run_in_session for work "
-       "that keeps state between calls (pass the session_id each time, close_session at the end). Errors of "
+       "airlock runs code in a sandbox: run_code for one-off programs, open_session + "
+       "run_in_session for work "
+       "that keeps state between calls (pass the session_id each time, close_session at the end). "
+       "Errors of "
        "the code come back as tool results with isError: read them and fix the code."}};
 }
 
@@ -47,16 +51,20 @@ std::optional<json> progress_token(const Message& m) {
 }
 
 std::optional<json> cancelled_request(const Message& m) {
-  if (m.kind != MessageKind::kNotification || m.method != "notifications/cancelled") return std::nullopt;
+  if (m.kind != MessageKind::kNotification || m.method != "notifications/cancelled")
+    return std::nullopt;
   if (!m.params.contains("requestId")) return std::nullopt;
   return m.params["requestId"];
 }
 
 json progress_notification(const json& token, int progress, const std::string& message) {
-  return notification("notifications/progress", {{"progressToken", token}, {"progress", progress}, {"message", message}});
+  return notification("notifications/progress",
+                      {{"progressToken", token}, {"progress", progress}, {"message", message}});
 }
 
-bool is_tool_call(const Message& m) { return m.kind == MessageKind::kRequest && m.method == "tools/call"; }
+bool is_tool_call(const Message& m) {
+  return m.kind == MessageKind::kRequest && m.method == "tools/call";
+}
 
 namespace {
 
@@ -65,10 +73,13 @@ json call(const Message& m, const CallContext& ctx, const ApiFactory& api) {
     return error_response(m.id, kInvalidParams, "tools/call needs params.name, a tool's name");
   std::string name = m.params["name"];
   const ToolDef* tool = find_tool(name);
-  if (!tool) return error_response(m.id, kInvalidParams, "unknown tool: " + name + " (tools/list names them)");
+  if (!tool)
+    return error_response(m.id, kInvalidParams,
+                          "unknown tool: " + name + " (tools/list names them)");
   json args = m.params.contains("arguments") ? m.params["arguments"] : json::object();
   if (args.is_null()) args = json::object();
-  if (!args.is_object()) return error_response(m.id, kInvalidParams, "params.arguments must be an object");
+  if (!args.is_object())
+    return error_response(m.id, kInvalidParams, "params.arguments must be an object");
   auto conn = api();
   return result_response(m.id, call_tool(*tool, args, *conn, ctx).to_json());
 }

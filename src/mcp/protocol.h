@@ -6,11 +6,10 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "mcp/api_backend.h"
 #include "mcp/call_context.h"
@@ -33,7 +32,8 @@ nlohmann::json initialize_result(const nlohmann::json& params);
 std::optional<nlohmann::json> progress_token(const Message& m);
 // params.requestId of notifications/cancelled.
 std::optional<nlohmann::json> cancelled_request(const Message& m);
-nlohmann::json progress_notification(const nlohmann::json& token, int progress, const std::string& message);
+nlohmann::json progress_notification(const nlohmann::json& token, int progress,
+                                     const std::string& message);
 
 // A call that may run long: a transport runs it off its reading thread.
 bool is_tool_call(const Message& m);
@@ -42,6 +42,7 @@ using ApiFactory = std::function<std::unique_ptr<ApiConnection>()>;
 
 // The response to a request; nullopt for a notification or a response.
 // Never throws: a broken tool becomes an internal error response.
-std::optional<nlohmann::json> answer(const Message& m, const CallContext& ctx, const ApiFactory& api);
+std::optional<nlohmann::json> answer(const Message& m, const CallContext& ctx,
+                                     const ApiFactory& api);
 
 }  // namespace airlock::mcp

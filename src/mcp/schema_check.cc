@@ -36,7 +36,8 @@ std::optional<std::string> check(const json& schema, const json& v, const std::s
   if (schema.contains("type")) {
     const std::string type = schema["type"];
     if (!has_type(v, type)) {
-      const char* article = (type == "object" || type == "array" || type == "integer") ? "an " : "a ";
+      const char* article =
+          (type == "object" || type == "array" || type == "integer") ? "an " : "a ";
       return where(path) + ": must be " + article + type;
     }
   }
@@ -52,10 +53,11 @@ std::optional<std::string> check(const json& schema, const json& v, const std::s
   if (v.is_string()) {
     size_t n = code_points(v.get_ref<const std::string&>());
     if (schema.contains("minLength") && n < schema["minLength"].get<size_t>())
-      return where(path) + ": must not be shorter than " + std::to_string(schema["minLength"].get<size_t>()) +
-             " characters";
+      return where(path) + ": must not be shorter than " +
+             std::to_string(schema["minLength"].get<size_t>()) + " characters";
     if (schema.contains("maxLength") && n > schema["maxLength"].get<size_t>())
-      return where(path) + ": must be at most " + std::to_string(schema["maxLength"].get<size_t>()) + " characters";
+      return where(path) + ": must be at most " +
+             std::to_string(schema["maxLength"].get<size_t>()) + " characters";
   }
   if (v.is_number()) {
     double d = v.get<double>();
@@ -80,7 +82,8 @@ std::optional<std::string> check(const json& schema, const json& v, const std::s
           return (path.empty() ? "" : path + ".") + r.get<std::string>() + ": is required";
       }
     }
-    bool closed = schema.contains("additionalProperties") && schema["additionalProperties"] == false;
+    bool closed =
+        schema.contains("additionalProperties") && schema["additionalProperties"] == false;
     for (const auto& [name, value] : v.items()) {
       std::string sub = path.empty() ? name : path + "." + name;
       if (props.contains(name)) {
@@ -97,6 +100,8 @@ std::optional<std::string> check(const json& schema, const json& v, const std::s
 
 }  // namespace
 
-std::optional<std::string> check_arguments(const json& schema, const json& value) { return check(schema, value, ""); }
+std::optional<std::string> check_arguments(const json& schema, const json& value) {
+  return check(schema, value, "");
+}
 
 }  // namespace airlock::mcp

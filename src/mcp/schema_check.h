@@ -5,15 +5,15 @@
 // items, maxItems. Pure.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace airlock::mcp {
 
 // The first problem, naming the field ("files[1].name: must be a string"),
 // or nullopt when `value` fits `schema`.
-std::optional<std::string> check_arguments(const nlohmann::json& schema, const nlohmann::json& value);
+std::optional<std::string> check_arguments(const nlohmann::json& schema,
+                                           const nlohmann::json& value);
 
 }  // namespace airlock::mcp

@@ -19,8 +19,10 @@ Result<StdioArgs> parse_stdio_args(const std::vector<std::string>& args) {
       continue;
     }
     if (arg == "--key" || arg == "--api-key" || arg == "--token" || arg == "--secret")
-      return fail("never give the API key on the command line (other users can read a process's arguments): "
-                  "set AIRLOCK_API_KEY or use --key-file FILE");
+      return fail(
+          "never give the API key on the command line (other users can read a process's "
+          "arguments): "
+          "set AIRLOCK_API_KEY or use --key-file FILE");
     if (arg != "--url" && arg != "--key-file" && arg != "--event-keepalive-ms")
       return fail("unknown option '" + args[i] + "'");
     if (!has_value) {

@@ -3,10 +3,9 @@
 // job_tools.cc and session_tools.cc.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace airlock::mcp {
 

@@ -20,6 +20,10 @@ ToolResult error_result(const std::string& text) {
   return r;
 }
 
+std::string str(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
 bool ok(const api::Response& r) { return r.status >= 200 && r.status <= 299; }
 
 json body_json(const api::Response& r) { return parse_json_or_discarded(r.body); }
@@ -31,11 +35,13 @@ std::string describe_api_error(const api::Response& r) {
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];
     if (e.contains("code") && e["code"].is_string()) text += " " + e["code"].get<std::string>();
-    if (e.contains("message") && e["message"].is_string()) text += ": " + e["message"].get<std::string>();
+    if (e.contains("message") && e["message"].is_string())
+      text += ": " + e["message"].get<std::string>();
   } else {
     text += ": " + cap_text(r.body, 300).text;
   }
-  if (r.status == 429) text += " (the service is busy or a limit of the tenant is reached: wait, or close a session)";
+  if (r.status == 429)
+    text += " (the service is busy or a limit of the tenant is reached: wait, or close a session)";
   return text;
 }
 

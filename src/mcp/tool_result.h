@@ -1,9 +1,8 @@
 // A tool's answer (MCP CallToolResult) and the ways tools build one.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "api/http_client.h"
 
@@ -23,6 +22,8 @@ ToolResult error_result(const std::string& text);
 ToolResult api_error_result(const api::Response& r);
 std::string describe_api_error(const api::Response& r);
 bool ok(const api::Response& r);  // 2xx
+// j[key] when it is a string, else "" (API answers are read defensively).
+std::string str(const nlohmann::json& j, const char* key);
 // The body of a 2xx answer as JSON; null when it is not JSON.
 nlohmann::json body_json(const api::Response& r);
 

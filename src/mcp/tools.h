@@ -4,9 +4,8 @@
 #pragma once
 
 #include <expected>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "mcp/api_backend.h"
 #include "mcp/call_context.h"
@@ -27,9 +26,12 @@ ToolResult upload_file(const nlohmann::json& args, ApiConnection& api, const Cal
 ToolResult get_job_record(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 ToolResult open_session(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 ToolResult run_in_session(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
-ToolResult list_session_files(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
-ToolResult read_session_file(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
-ToolResult write_session_file(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
+ToolResult list_session_files(const nlohmann::json& args, ApiConnection& api,
+                              const CallContext& ctx);
+ToolResult read_session_file(const nlohmann::json& args, ApiConnection& api,
+                             const CallContext& ctx);
+ToolResult write_session_file(const nlohmann::json& args, ApiConnection& api,
+                              const CallContext& ctx);
 ToolResult snapshot_session(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 ToolResult close_session(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 

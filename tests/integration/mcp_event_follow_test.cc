@@ -3,8 +3,6 @@
 // goes silent without keep-alives is taken for dead and resumed with
 // Last-Event-ID (nothing lost, nothing twice); a silent stream that sends
 // keep-alives is left alone; a cancelled call runs its cancel action.
-#include "mcp/event_follow.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "api/http_server.h"
+#include "mcp/event_follow.h"
 
 namespace airlock::mcp {
 namespace {
@@ -65,7 +64,10 @@ TEST(McpEventFollow, ADeadSilentStreamIsResumedWithLastEventIdWithoutLossOrRepea
   CallContext ctx;
   auto r = follow_events(
       api, "/events", "end",
-      [&](const api::Event& ev) { seen += nlohmann::json::parse(ev.data)["text"].get<std::string>(); }, ctx, [] {});
+      [&](const api::Event& ev) {
+        seen += nlohmann::json::parse(ev.data)["text"].get<std::string>();
+      },
+      ctx, [] {});
   ASSERT_TRUE(r.final) << r.error;
   EXPECT_EQ(seen, "ab");
   EXPECT_EQ(r.reconnects, 1);
@@ -85,7 +87,8 @@ TEST(McpEventFollow, ASilentCallWithKeepAlivesIsNotTakenForDead) {
   };
   auto api = fake.client(100);
   CallContext ctx;
-  auto r = follow_events(api, "/events", "end", [](const api::Event&) {}, ctx, [] {});
+  auto r = follow_events(
+      api, "/events", "end", [](const api::Event&) {}, ctx, [] {});
   ASSERT_TRUE(r.final) << r.error;
   EXPECT_EQ(r.reconnects, 0);
   std::lock_guard lock(fake.mu);
@@ -94,7 +97,9 @@ TEST(McpEventFollow, ASilentCallWithKeepAlivesIsNotTakenForDead) {
 
 TEST(McpEventFollow, CancellingRunsTheCancelActionOnceAndWaitsForTheEnd) {
   FakeApi fake(50);
-  fake.on_connect = [](const std::shared_ptr<api::Exchange>& ex, size_t) { send_output(ex, 0, "a"); };
+  fake.on_connect = [](const std::shared_ptr<api::Exchange>& ex, size_t) {
+    send_output(ex, 0, "a");
+  };
   auto api = fake.client(100);
   CallContext ctx;
   std::thread cancel([&] {
@@ -102,12 +107,15 @@ TEST(McpEventFollow, CancellingRunsTheCancelActionOnceAndWaitsForTheEnd) {
     ctx.cancelled->store(true);
   });
   int cancels = 0;
-  auto r = follow_events(api, "/events", "end", [](const api::Event&) {}, ctx, [&] {
-    ++cancels;
-    std::lock_guard lock(fake.mu);  // as the API does: the job ends, the stream sends its final event
-    fake.held.back()->send_event("", "end", R"({"outcome":"cancelled"})");
-    fake.held.back()->end_events();
-  });
+  auto r = follow_events(
+      api, "/events", "end", [](const api::Event&) {}, ctx,
+      [&] {
+        ++cancels;
+        std::lock_guard lock(
+            fake.mu);  // as the API does: the job ends, the stream sends its final event
+        fake.held.back()->send_event("", "end", R"({"outcome":"cancelled"})");
+        fake.held.back()->end_events();
+      });
   cancel.join();
   ASSERT_TRUE(r.final) << r.error;
   EXPECT_TRUE(r.cancelled);

@@ -16,9 +16,10 @@ using json = nlohmann::json;
 // Every schema keyword the catalogue uses must be one check_arguments
 // knows, or an input schema would promise a check that is never made.
 void expect_known_keywords(const json& s, const std::string& where) {
-  static const std::set<std::string> kKnown = {"type", "properties", "required", "additionalProperties", "enum",
-                                               "minLength", "maxLength", "minimum", "maximum", "items", "maxItems",
-                                               "description"};
+  static const std::set<std::string> kKnown = {
+      "type",    "properties", "required",  "additionalProperties",
+      "enum",    "minLength",  "maxLength", "minimum",
+      "maximum", "items",      "maxItems",  "description"};
   for (const auto& [k, v] : s.items()) {
     EXPECT_TRUE(kKnown.count(k)) << where << ": " << k;
     if (k == "type") {
@@ -26,7 +27,8 @@ void expect_known_keywords(const json& s, const std::string& where) {
     }
   }
   if (s.contains("properties"))
-    for (const auto& [name, sub] : s["properties"].items()) expect_known_keywords(sub, where + "." + name);
+    for (const auto& [name, sub] : s["properties"].items())
+      expect_known_keywords(sub, where + "." + name);
   if (s.contains("items")) expect_known_keywords(s["items"], where + "[]");
 }
 
@@ -51,7 +53,9 @@ TEST(McpCatalogue, EveryToolHasAnImplementationAndChecksItsArguments) {
     EXPECT_TRUE(is_implemented(t.name)) << t.name;
     auto r = call_tool(t, json{{"unknown_argument", 1}}, unused, CallContext{});
     EXPECT_TRUE(r.is_error);
-    EXPECT_EQ(r.content[0]["text"].get<std::string>().rfind("invalid arguments for " + t.name, 0), 0u) << t.name;
+    EXPECT_EQ(r.content[0]["text"].get<std::string>().rfind("invalid arguments for " + t.name, 0),
+              0u)
+        << t.name;
   }
 }
 
@@ -63,20 +67,25 @@ TEST(McpArguments, NamesTheFieldAndTheProblem) {
   EXPECT_EQ(*check_arguments(s, json{{"code", ""}}), "code: must not be shorter than 1 characters");
   EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"language", "perl"}}),
             "language: must be one of \"python\", \"shell\"");
-  EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"policy", {{"timeout_s", 0}}}}), "policy.timeout_s: must be at least 1");
-  EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"policy", {{"timeout_s", 1.5}}}}), "policy.timeout_s: must be an integer");
-  EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"files", {{{"name", 3}}}}}), "files[0].name: must be a string");
+  EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"policy", {{"timeout_s", 0}}}}),
+            "policy.timeout_s: must be at least 1");
+  EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"policy", {{"timeout_s", 1.5}}}}),
+            "policy.timeout_s: must be an integer");
+  EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"files", {{{"name", 3}}}}}),
+            "files[0].name: must be a string");
   EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"files", {{{"path", "a"}}}}}),
             "files[0].path: unknown argument (known: file_id, name, text)");
-  EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"files", json::array({json::object()}).dump()}}),
-            "files: must be an array");
+  EXPECT_EQ(
+      *check_arguments(s, json{{"code", "x"}, {"files", json::array({json::object()}).dump()}}),
+      "files: must be an array");
   json many = json::array();
   for (int i = 0; i < 33; ++i) many.push_back({{"file_id", "f"}});
   EXPECT_EQ(*check_arguments(s, json{{"code", "x"}, {"files", many}}), "files: at most 32 items");
   // Length counts characters, not bytes: 128 two-byte characters fit a 128-character name.
   std::string name;
   for (int i = 0; i < 128; ++i) name += "\xC3\xA9";
-  EXPECT_FALSE(check_arguments(s, json{{"code", "x"}, {"files", {{{"name", name}, {"text", ""}}}}}));
+  EXPECT_FALSE(
+      check_arguments(s, json{{"code", "x"}, {"files", {{{"name", name}, {"text", ""}}}}}));
 }
 
 TEST(McpArguments, FileContentAndAllowRules) {
@@ -103,15 +112,23 @@ TEST(McpContent, LongTextIsCutAtACharacterBoundaryWithANote) {
   EXPECT_TRUE(cut.capped);
   EXPECT_EQ(cut.text, "\xC3\xA9\xC3\xA9\xC3\xA9");  // 6 bytes: never half a character
   EXPECT_EQ(cut.original_bytes, 10u);
-  EXPECT_EQ(cap_note("stdout", cut), "[stdout: the first 6 of 10 bytes are shown; the rest was cut]");
-  auto bad = cap_text("a\xff" "b", 100);
-  EXPECT_EQ(bad.text, "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(cap_note("stdout", cut),
+            "[stdout: the first 6 of 10 bytes are shown; the rest was cut]");
+  auto bad = cap_text(
+      "a\xff"
+      "b",
+      100);
+  EXPECT_EQ(bad.text,
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_FALSE(bad.capped);
 }
 
 TEST(McpContent, Blocks) {
-  EXPECT_EQ(image_block("AAAA", "image/png"), (json{{"type", "image"}, {"data", "AAAA"}, {"mimeType", "image/png"}}));
-  json link = resource_link("http://127.0.0.1:8470/v1/jobs/j/outputs/a.csv", "a.csv", "text/csv", "ab12", 5);
+  EXPECT_EQ(image_block("AAAA", "image/png"),
+            (json{{"type", "image"}, {"data", "AAAA"}, {"mimeType", "image/png"}}));
+  json link = resource_link("http://127.0.0.1:8470/v1/jobs/j/outputs/a.csv", "a.csv", "text/csv",
+                            "ab12", 5);
   EXPECT_EQ(link["type"], "resource_link");
   EXPECT_EQ(link["_meta"]["sha256"], "ab12");
   EXPECT_NE(link["description"].get<std::string>().find("sha256 ab12"), std::string::npos);

@@ -43,9 +43,9 @@ TEST(McpInFlight, CancelFindsOnlyTheSameClientsRequest) {
   InFlight calls(2);
   auto a = calls.add(in_flight_key("key1\ns1", 1));
   ASSERT_TRUE(a);
-  EXPECT_FALSE(calls.add(in_flight_key("key1\ns1", 1)));  // the same id twice
-  EXPECT_FALSE(calls.cancel(in_flight_key("key2\ns1", 1)));  // another key
-  EXPECT_FALSE(calls.cancel(in_flight_key("key1\ns2", 1)));  // another MCP session
+  EXPECT_FALSE(calls.add(in_flight_key("key1\ns1", 1)));       // the same id twice
+  EXPECT_FALSE(calls.cancel(in_flight_key("key2\ns1", 1)));    // another key
+  EXPECT_FALSE(calls.cancel(in_flight_key("key1\ns2", 1)));    // another MCP session
   EXPECT_FALSE(calls.cancel(in_flight_key("key1\ns1", "1")));  // "1" is not 1
   EXPECT_FALSE(a->load());
   EXPECT_TRUE(calls.cancel(in_flight_key("key1\ns1", 1)));
@@ -86,7 +86,8 @@ TEST(McpStdioArgs, RefusesAKeyOnTheCommandLine) {
     ASSERT_FALSE(a) << opt;
     EXPECT_NE(a.error().what.find("never give the API key on the command line"), std::string::npos);
   }
-  auto ok = parse_stdio_args({"--url", "http://127.0.0.1:9", "--key-file=/k", "--event-keepalive-ms", "100"});
+  auto ok = parse_stdio_args(
+      {"--url", "http://127.0.0.1:9", "--key-file=/k", "--event-keepalive-ms", "100"});
   ASSERT_TRUE(ok);
   EXPECT_EQ(*ok->url, "http://127.0.0.1:9");
   EXPECT_EQ(*ok->key_file, "/k");

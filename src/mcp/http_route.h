@@ -22,8 +22,9 @@ namespace airlock::mcp {
 
 struct McpRouteOptions {
   std::string listen_address = "127.0.0.1";  // the service's; where tool calls connect
-  size_t threads = 8;                        // tool calls running at once; more wait
-  size_t max_calls = 64;                     // in flight (running or waiting); more are refused
+  // Tool calls running at once (each mostly waits on the API); more wait.
+  size_t threads = 32;
+  size_t max_calls = 128;  // in flight (running or waiting); more are refused
   int event_keepalive_ms = 15000;
 };
 

@@ -19,6 +19,15 @@ function makeKey(dataDir, tenant, scopes) {
 
 export async function startServe(extraArgs = []) {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-mcp-test-'));
+  try {
+    return await launch(dir, extraArgs);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+async function launch(dir, extraArgs) {
   const dataDir = join(dir, 'data'), stateDir = join(dir, 'state');
   const keys = {
     alpha: makeKey(dataDir, 'alpha', 'run,read'),

@@ -7,4 +7,5 @@ if ! command -v node >/dev/null; then echo "SKIP: node is not installed"; exit 7
 if [[ ! -d "${dir}/node_modules/@modelcontextprotocol/sdk" ]]; then
   echo "SKIP: the MCP clients are not installed (run scripts/test-setup/30-mcp.sh)"; exit 77
 fi
+[[ -n "${AIRLOCK_BINARY:-}" ]] && export AIRLOCK_BINARY="$(realpath -m "$AIRLOCK_BINARY")"
 cd "$dir" && exec node --test --test-reporter=spec "$file"

@@ -13,6 +13,7 @@
 
 #include "api/http_server.h"
 #include "cmd/airlock/pool_child.h"
+#include "mcp/http_route.h"
 #include "service/config.h"
 #include "service/descriptor_budget.h"
 #include "service/job_service.h"
@@ -135,9 +136,14 @@ int serve_command(const std::vector<std::string>& args) {
     line["event"] = "http";
     log_line(line);
   };
+  mcp::McpRouteOptions mcp_options;
+  mcp_options.listen_address = config->listen_address;
+  mcp_options.event_keepalive_ms = static_cast<int>(config->event_keepalive_ms);
+  mcp::McpRoute mcp_route(mcp_options);  // outlives the server: its calls end when the server stops
   api::HttpServer server(options);
   service::install_routes(server, jobs);
   service::install_session_routes(server, jobs, sessions);
+  mcp_route.install(server, jobs);
   auto port = server.start();
   if (!port) {
     std::fprintf(stderr, "airlock: cannot listen on %s:%u: %s\n", config->listen_address.c_str(),
@@ -146,6 +152,7 @@ int serve_command(const std::vector<std::string>& args) {
     jobs.stop();
     return 125;
   }
+  mcp_route.set_port(*port);
   std::printf("airlock serve: listening on http://%s:%u (data in %s)\n", config->listen_address.c_str(), *port,
               config->data_dir.c_str());
   std::fflush(stdout);

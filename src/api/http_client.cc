@@ -108,6 +108,7 @@ struct EventStream::Impl {
   int status = 0;
   std::map<std::string, std::string> headers;
   std::string error;
+  std::chrono::steady_clock::time_point last_bytes = std::chrono::steady_clock::now();
 };
 
 EventStream::EventStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -129,6 +130,10 @@ const std::string& EventStream::error() const {
 
 bool EventStream::ended() const { return !impl_ || impl_->ended; }
 
+std::chrono::steady_clock::time_point EventStream::last_bytes_at() const {
+  return impl_ ? impl_->last_bytes : std::chrono::steady_clock::now();
+}
+
 std::optional<Event> EventStream::next(int timeout_ms) {
   if (!impl_) return std::nullopt;
   Impl& s = *impl_;
@@ -145,6 +150,7 @@ std::optional<Event> EventStream::next(int timeout_ms) {
     });
     size_t got = s.chunk.size() - s.parser.get().body().size;
     s.events.feed(std::string_view(s.chunk.data(), got));
+    if (got > 0) s.last_bytes = std::chrono::steady_clock::now();
     if (ec == http::error::need_buffer) ec = {};
     if (ec == net::error::timed_out) continue;  // the deadline check ends the loop
     if (ec || s.parser.is_done()) s.ended = true;

@@ -4,6 +4,7 @@
 // call instead of hanging it. Plain HTTP to an IP address literal.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,6 +39,10 @@ class EventStream {
   // The next event, or nullopt on timeout or when the stream ended.
   std::optional<Event> next(int timeout_ms = 5000);
   bool ended() const;  // the server ended the stream (or the connection)
+  // When bytes of the stream last arrived (events and comments alike, so a
+  // keep-alive comment counts): a stream silent for longer than the server's
+  // keep-alive interval allows is dead even if the connection looks open.
+  std::chrono::steady_clock::time_point last_bytes_at() const;
   void close();        // disconnect
 
  private:

@@ -51,7 +51,7 @@ std::vector<Profile> make_profiles() {
   compute.writable = {"/output", "/tmp", "/dev/null", "/dev/zero", "/dev/full"};
   compute.network = false;
   compute.sessions = false;
-  compute.env = {{"HOME", "/tmp"}, {"MPLCONFIGDIR", "/tmp/matplotlib"}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+  compute.env = {{"HOME", "/tmp"}, {"MPLCONFIGDIR", "/tmp/matplotlib"}};
   return {standard, compute};
 }
 

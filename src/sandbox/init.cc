@@ -49,22 +49,23 @@ bool receive_command(CommandView* command) {
                         sizeof(g_slots) / sizeof(g_slots[0]), command);
 }
 
-// Under an exec-once layer the payload gets one exec: the first candidate
-// that exists (the PATH search done here, before the exec, not by trying).
-[[noreturn]] void exec_once(const CommandView& cmd) {
-  char** path = cmd.candidates;
-  while (*path != nullptr && ::access(*path, F_OK) != 0) ++path;
-  int error = ENOENT;
-  if (*path != nullptr) {
+// Execs the job's program; returns the errno that says why it did not run.
+// Under an exec-once layer there is one exec: the first candidate that
+// exists (the PATH search done here, before the exec, not by trying).
+int exec_program(const CommandView& cmd) {
+  if (cmd.layer_count > 0) {
+    char** path = cmd.candidates;
+    while (*path != nullptr && ::access(*path, F_OK) != 0) ++path;
+    if (*path == nullptr) return ENOENT;
     ::execve(*path, cmd.argv, cmd.env);
-    error = errno;
+    return errno;
   }
-  write_str("airlock: cannot run '");
-  write_str(cmd.argv[0]);
-  write_str(error == ENOENT ? "': command not found\n"
-            : error == EACCES ? "': permission denied\n"
-                              : "': not an executable the sandbox can run\n");
-  ::_exit(error == ENOENT ? 127 : 126);
+  int first_error = ENOENT;
+  for (char** path = cmd.candidates; *path != nullptr; ++path) {
+    ::execve(*path, cmd.argv, cmd.env);
+    if (errno != ENOENT && errno != ENOTDIR) first_error = errno;
+  }
+  return first_error;
 }
 
 [[noreturn]] void start_payload(const SandboxSpec& spec, const CommandView& cmd, int gate_sock) {
@@ -88,18 +89,13 @@ bool receive_command(CommandView* command) {
     spec.in_process(cmd);
     ::_exit(127);  // not reached: the in-process payload exits itself
   }
-  if (cmd.layer_count > 0) exec_once(cmd);
-  int first_error = ENOENT;
-  for (char** path = cmd.candidates; *path != nullptr; ++path) {
-    ::execve(*path, cmd.argv, cmd.env);
-    if (errno != ENOENT && errno != ENOTDIR) first_error = errno;
-  }
+  int error = exec_program(cmd);
   write_str("airlock: cannot run '");
   write_str(cmd.argv[0]);
-  write_str(first_error == ENOENT ? "': command not found\n"
-            : first_error == EACCES ? "': permission denied\n"
-                                    : "': not an executable the sandbox can run\n");
-  ::_exit(first_error == ENOENT ? 127 : 126);
+  write_str(error == ENOENT ? "': command not found\n"
+            : error == EACCES ? "': permission denied\n"
+                              : "': not an executable the sandbox can run\n");
+  ::_exit(error == ENOENT ? 127 : 126);
 }
 
 // Reaps everything that ended; true (with its status) once the payload has.

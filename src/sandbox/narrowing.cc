@@ -66,15 +66,26 @@ bool restrict_writes(char* const* writable) {
   return ok;
 }
 
-bool send_fd(int sock, int fd) {
+// One byte with room for one fd: the message that carries the listener.
+struct FdMessage {
   char byte = 'L';
-  iovec iov{&byte, 1};
+  iovec iov{};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
+  FdMessage() {
+    iov = {&byte, 1};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+};
+
+bool send_fd(int sock, int fd) {
+  FdMessage m;
+  msghdr& msg = m.msg;
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -106,14 +117,8 @@ bool narrow_payload(const CommandView& c, int gate_sock) {
 }
 
 int receive_exec_gate(int gate_sock) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
+  FdMessage m;
+  msghdr& msg = m.msg;
   ssize_t n;
   do n = ::recvmsg(gate_sock, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);

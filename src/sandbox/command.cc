@@ -34,12 +34,14 @@ Result<std::string> encode_command(const Command& c) {
   put_u32(out, static_cast<uint32_t>(c.layer.size()));
   for (const auto* list : {&c.argv, &c.env, &c.exec_candidates, &c.writable}) {
     for (const auto& s : *list) {
-      if (s.find('\0') != std::string::npos) return fail("a command argument or variable contains a NUL byte");
+      if (s.find('\0') != std::string::npos)
+        return fail("a command argument or variable contains a NUL byte");
       out += s;
       out += '\0';
     }
   }
-  if (c.cwd.find('\0') != std::string::npos) return fail("the working directory contains a NUL byte");
+  if (c.cwd.find('\0') != std::string::npos)
+    return fail("the working directory contains a NUL byte");
   out += c.cwd;
   out += '\0';
   out.append(reinterpret_cast<const char*>(c.layer.data()), c.layer.size() * sizeof(sock_filter));
@@ -75,7 +77,8 @@ bool decode_command(char* buf, size_t len, char** slots, size_t nslots, CommandV
   }
   if (pos >= end) return false;
   const void* nul = std::memchr(buf + pos, '\0', end - pos);
-  if (nul == nullptr || static_cast<size_t>(static_cast<const char*>(nul) - buf) + 1 != end) return false;
+  if (nul == nullptr || static_cast<size_t>(static_cast<const char*>(nul) - buf) + 1 != end)
+    return false;
   out->argv = lists[0];
   out->env = lists[1];
   out->candidates = lists[2];

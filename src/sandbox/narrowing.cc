@@ -18,11 +18,11 @@ namespace {
 
 // Landlock rights (linux/landlock.h; newer than some installed headers).
 constexpr uint64_t kWriteFile = 1ULL << 1;
-constexpr uint64_t kWriteRights = kWriteFile | (1ULL << 4) /*REMOVE_DIR*/ | (1ULL << 5) /*REMOVE_FILE*/ |
-                                  (1ULL << 6) /*MAKE_CHAR*/ | (1ULL << 7) /*MAKE_DIR*/ |
-                                  (1ULL << 8) /*MAKE_REG*/ | (1ULL << 9) /*MAKE_SOCK*/ |
-                                  (1ULL << 10) /*MAKE_FIFO*/ | (1ULL << 11) /*MAKE_BLOCK*/ |
-                                  (1ULL << 12) /*MAKE_SYM*/;
+constexpr uint64_t kWriteRights = kWriteFile | (1ULL << 4) /*REMOVE_DIR*/ |
+                                  (1ULL << 5) /*REMOVE_FILE*/ | (1ULL << 6) /*MAKE_CHAR*/ |
+                                  (1ULL << 7) /*MAKE_DIR*/ | (1ULL << 8) /*MAKE_REG*/ |
+                                  (1ULL << 9) /*MAKE_SOCK*/ | (1ULL << 10) /*MAKE_FIFO*/ |
+                                  (1ULL << 11) /*MAKE_BLOCK*/ | (1ULL << 12) /*MAKE_SYM*/;
 constexpr uint64_t kRefer = 1ULL << 13;     // ABI 2
 constexpr uint64_t kTruncate = 1ULL << 14;  // ABI 3
 
@@ -53,10 +53,11 @@ bool restrict_writes(char* const* writable) {
       ok = errno == ENOENT;  // not in this sandbox: nothing to allow
       continue;
     }
-    struct stat st{};
+    struct stat st {};
     ok = ::fstat(fd, &st) == 0;
     PathBeneath rule{S_ISDIR(st.st_mode) ? handled : handled & (kWriteFile | kTruncate), fd};
-    if (ok) ok = ::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0;
+    if (ok)
+      ok = ::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0;
     ::close(fd);
   }
   if (ok) ok = ::syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
@@ -107,7 +108,8 @@ bool narrow_payload(const CommandView& c, int gate_sock) {
   }
   std::memcpy(g_layer, c.layer, c.layer_count * sizeof(sock_filter));
   sock_fprog prog{static_cast<unsigned short>(c.layer_count), g_layer};
-  long listener = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  long listener =
+      ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
   if (listener < 0) return false;
   bool sent = send_fd(gate_sock, static_cast<int>(listener));
   int saved = errno;

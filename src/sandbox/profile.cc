@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "base/sha256.h"
@@ -30,8 +29,9 @@ std::vector<Profile> make_profiles() {
 
   Profile compute;
   compute.name = "compute";
-  compute.summary = "bounded transformations: no sockets, no new programs or processes (threads allowed), "
-                    "writes only to /output and /tmp";
+  compute.summary =
+      "bounded transformations: no sockets, no new programs or processes (threads allowed), "
+      "writes only to /output and /tmp";
   auto deny = [&](const char* name) { compute.layer.push_back({name, LayerAction::kDeny}); };
   // No sockets: AF_UNIX socketpair stays (the job filter allows it for
   // AF_UNIX only), nothing can be created, named, reached or accepted.
@@ -62,9 +62,12 @@ const std::vector<Profile>& profiles() {
 
 const char* action_name(LayerAction a) {
   switch (a) {
-    case LayerAction::kDeny: return "EPERM";
-    case LayerAction::kNoSys: return "ENOSYS";
-    case LayerAction::kExecOnce: return "first-exec-only";
+    case LayerAction::kDeny:
+      return "EPERM";
+    case LayerAction::kNoSys:
+      return "ENOSYS";
+    case LayerAction::kExecOnce:
+      return "first-exec-only";
   }
   return "?";
 }
@@ -96,14 +99,10 @@ std::string profile_json(const Profile& p) {
   }
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : p.env) env[k] = v;
-  nlohmann::json doc = {{"name", p.name},
-                        {"base", "standard"},
-                        {"seccomp_layer", layer},
-                        {"restrict_writes", p.restrict_writes},
-                        {"writable", p.writable},
-                        {"network", p.network},
-                        {"sessions", p.sessions},
-                        {"env", env}};
+  nlohmann::json doc = {{"name", p.name},         {"base", "standard"},
+                        {"seccomp_layer", layer}, {"restrict_writes", p.restrict_writes},
+                        {"writable", p.writable}, {"network", p.network},
+                        {"sessions", p.sessions}, {"env", env}};
   return doc.dump();  // nlohmann's object keeps keys sorted: canonical
 }
 
@@ -111,12 +110,14 @@ std::string profile_digest(const Profile& p) { return "sha256:" + Sha256::of(pro
 
 std::string profile_refusal(const Profile& p, bool names_network_destinations) {
   if (names_network_destinations && !p.network)
-    return "profile " + p.name + " allows no network: the job may not name destinations (--allow); "
+    return "profile " + p.name +
+           " allows no network: the job may not name destinations (--allow); "
            "its sandbox can open no socket, so neither the egress gateway nor loopback can be used";
   return "";
 }
 
-Status apply_profile(const Profile& p, const std::vector<std::pair<std::string, std::string>>& user_env,
+Status apply_profile(const Profile& p,
+                     const std::vector<std::pair<std::string, std::string>>& user_env,
                      Command& command) {
   auto layer = build_layer_filter(p.layer);
   if (!layer) return std::unexpected(layer.error());
@@ -125,7 +126,8 @@ Status apply_profile(const Profile& p, const std::vector<std::pair<std::string, 
   command.writable = p.restrict_writes ? p.writable : std::vector<std::string>{};
   if (p.restrict_writes &&
       ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION) < 1)
-    return fail_errno("profile " + p.name + " needs Landlock (Linux 5.13 or later, 'landlock' in the lsm= list)");
+    return fail_errno("profile " + p.name +
+                      " needs Landlock (Linux 5.13 or later, 'landlock' in the lsm= list)");
   for (const auto& [name, value] : p.env) {
     if (std::ranges::any_of(user_env, [&](const auto& u) { return u.first == name; })) continue;
     std::string prefix = name + "=";

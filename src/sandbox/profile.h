@@ -41,7 +41,7 @@ struct LayerRule {
 
 struct Profile {
   std::string name;
-  std::string summary;  // one line, for `airlock run --help` and errors
+  std::string summary;           // one line, for `airlock run --help` and errors
   std::vector<LayerRule> layer;  // empty: no second seccomp layer
   // Absolute paths that stay writable. Only enforced (by Landlock) when
   // restrict_writes; then nothing else is.
@@ -74,7 +74,8 @@ std::string profile_refusal(const Profile& profile, bool names_network_destinati
 // built here, and the writable paths) and its environment defaults where
 // the user's own variables (`user_env`) do not set them. Fails when this
 // host cannot enforce the profile (Landlock missing).
-Status apply_profile(const Profile& profile, const std::vector<std::pair<std::string, std::string>>& user_env,
+Status apply_profile(const Profile& profile,
+                     const std::vector<std::pair<std::string, std::string>>& user_env,
                      Command& command);
 
 }  // namespace airlock::sandbox

@@ -22,7 +22,8 @@ const char* kProbe =
     "    if pid == 0: os._exit(0)\n"
     "    os.waitpid(pid, 0)\n"
     "print('fork', t(fork), 'socket', t(lambda: socket.socket().close()),\n"
-    "      'workspace', t(lambda: open('/workspace/x', 'w').close()), 'output', t(lambda: open('/output/x.txt', 'w').close()))\n";
+    "      'workspace', t(lambda: open('/workspace/x', 'w').close()), 'output', t(lambda: "
+    "open('/output/x.txt', 'w').close()))\n";
 
 TEST(ServiceProfile, ComputeJobsRunNarrowedAndRecordTheProfile) {
   ServiceProcess svc;
@@ -30,7 +31,8 @@ TEST(ServiceProfile, ComputeJobsRunNarrowedAndRecordTheProfile) {
   json standard = run_job(http, svc.alpha, {{"code", kProbe}});
   ASSERT_EQ(standard["outcome"], "succeeded") << standard.dump(2);
   EXPECT_EQ(standard["record"]["profile"]["name"], "standard");
-  EXPECT_NE(standard["record"]["stdout"]["text"].get<std::string>().find("fork OK socket OK workspace OK output OK"),
+  EXPECT_NE(standard["record"]["stdout"]["text"].get<std::string>().find(
+                "fork OK socket OK workspace OK output OK"),
             std::string::npos)
       << standard["record"]["stdout"].dump();
 
@@ -38,14 +40,17 @@ TEST(ServiceProfile, ComputeJobsRunNarrowedAndRecordTheProfile) {
   ASSERT_EQ(compute["outcome"], "succeeded") << compute.dump(2);
   EXPECT_EQ(compute["record"]["profile"]["name"], "compute");
   EXPECT_EQ(compute["record"]["profile"]["digest"].get<std::string>().size(), 71u);
-  EXPECT_NE(compute["record"]["stdout"]["text"].get<std::string>().find("fork E1 socket E1 workspace E13 output OK"),
+  EXPECT_NE(compute["record"]["stdout"]["text"].get<std::string>().find(
+                "fork E1 socket E1 workspace E13 output OK"),
             std::string::npos)
       << compute["record"]["stdout"].dump();
 
-  auto refused = http.request("POST", "/v1/sessions", json{{"profile", "compute"}}.dump(), svc.alpha.auth());
+  auto refused =
+      http.request("POST", "/v1/sessions", json{{"profile", "compute"}}.dump(), svc.alpha.auth());
   EXPECT_EQ(refused.status, 400) << refused.body;
   EXPECT_NE(refused.body.find("compute is for jobs only"), std::string::npos) << refused.body;
-  auto unknown = http.request("POST", "/v1/jobs", json{{"code", "1"}, {"profile", "open"}}.dump(), svc.alpha.auth());
+  auto unknown = http.request("POST", "/v1/jobs", json{{"code", "1"}, {"profile", "open"}}.dump(),
+                              svc.alpha.auth());
   EXPECT_EQ(unknown.status, 400) << unknown.body;
 }
 

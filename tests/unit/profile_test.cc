@@ -8,8 +8,8 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -53,27 +53,67 @@ uint32_t run_bpf(const SeccompProgram& p, const Data& d) {
     };
     auto jump = [&](bool taken) { pc += taken ? i.jt : i.jf; };
     switch (i.code) {
-      case BPF_LD | BPF_W | BPF_ABS: a = load(i.k); break;
-      case BPF_LD | BPF_MEM: a = mem[i.k]; break;
-      case BPF_LDX | BPF_MEM: x = mem[i.k]; break;
-      case BPF_LD | BPF_IMM: a = i.k; break;
-      case BPF_ST: mem[i.k] = a; break;
-      case BPF_STX: mem[i.k] = x; break;
-      case BPF_MISC | BPF_TAX: x = a; break;
-      case BPF_MISC | BPF_TXA: a = x; break;
-      case BPF_ALU | BPF_AND | BPF_K: a &= i.k; break;
-      case BPF_ALU | BPF_OR | BPF_K: a |= i.k; break;
-      case BPF_JMP | BPF_JA: pc += i.k; break;
-      case BPF_JMP | BPF_JEQ | BPF_K: jump(a == i.k); break;
-      case BPF_JMP | BPF_JGT | BPF_K: jump(a > i.k); break;
-      case BPF_JMP | BPF_JGE | BPF_K: jump(a >= i.k); break;
-      case BPF_JMP | BPF_JSET | BPF_K: jump((a & i.k) != 0); break;
-      case BPF_JMP | BPF_JEQ | BPF_X: jump(a == x); break;
-      case BPF_JMP | BPF_JGT | BPF_X: jump(a > x); break;
-      case BPF_JMP | BPF_JGE | BPF_X: jump(a >= x); break;
-      case BPF_RET | BPF_K: return i.k;
-      case BPF_RET | BPF_A: return a;
-      default: ADD_FAILURE() << "unknown BPF instruction 0x" << std::hex << i.code; return 0;
+      case BPF_LD | BPF_W | BPF_ABS:
+        a = load(i.k);
+        break;
+      case BPF_LD | BPF_MEM:
+        a = mem[i.k];
+        break;
+      case BPF_LDX | BPF_MEM:
+        x = mem[i.k];
+        break;
+      case BPF_LD | BPF_IMM:
+        a = i.k;
+        break;
+      case BPF_ST:
+        mem[i.k] = a;
+        break;
+      case BPF_STX:
+        mem[i.k] = x;
+        break;
+      case BPF_MISC | BPF_TAX:
+        x = a;
+        break;
+      case BPF_MISC | BPF_TXA:
+        a = x;
+        break;
+      case BPF_ALU | BPF_AND | BPF_K:
+        a &= i.k;
+        break;
+      case BPF_ALU | BPF_OR | BPF_K:
+        a |= i.k;
+        break;
+      case BPF_JMP | BPF_JA:
+        pc += i.k;
+        break;
+      case BPF_JMP | BPF_JEQ | BPF_K:
+        jump(a == i.k);
+        break;
+      case BPF_JMP | BPF_JGT | BPF_K:
+        jump(a > i.k);
+        break;
+      case BPF_JMP | BPF_JGE | BPF_K:
+        jump(a >= i.k);
+        break;
+      case BPF_JMP | BPF_JSET | BPF_K:
+        jump((a & i.k) != 0);
+        break;
+      case BPF_JMP | BPF_JEQ | BPF_X:
+        jump(a == x);
+        break;
+      case BPF_JMP | BPF_JGT | BPF_X:
+        jump(a > x);
+        break;
+      case BPF_JMP | BPF_JGE | BPF_X:
+        jump(a >= x);
+        break;
+      case BPF_RET | BPF_K:
+        return i.k;
+      case BPF_RET | BPF_A:
+        return a;
+      default:
+        ADD_FAILURE() << "unknown BPF instruction 0x" << std::hex << i.code;
+        return 0;
     }
   }
   ADD_FAILURE() << "the program fell off its end";
@@ -88,7 +128,9 @@ int strictness(uint32_t ret) {
   return static_cast<int>(action >> 16) + 1;
 }
 // Stacked filters: the kernel runs all and applies the strictest answer.
-uint32_t stacked(uint32_t base, uint32_t layer) { return strictness(layer) < strictness(base) ? layer : base; }
+uint32_t stacked(uint32_t base, uint32_t layer) {
+  return strictness(layer) < strictness(base) ? layer : base;
+}
 
 const SeccompProgram& job_filter() {
   static const SeccompProgram p = [] {
@@ -134,20 +176,28 @@ TEST(Profile, StandardIsTodaysBoundaryAndTheDefault) {
 TEST(Profile, EveryProfileIsWithinStandard) {
   const Profile& s = standard_profile();
   std::set<std::string> standard_writable(s.writable.begin(), s.writable.end());
-  const std::array<uint64_t, 9> samples = {0,          1,          AF_UNIX,    AF_INET,      AF_INET6,
-                                           AF_NETLINK, CLONE_THREAD | CLONE_VM | CLONE_SIGHAND | SIGCHLD,
-                                           SIGCHLD,    0xffffffffffffffffULL};
+  const std::array<uint64_t, 9> samples = {0,
+                                           1,
+                                           AF_UNIX,
+                                           AF_INET,
+                                           AF_INET6,
+                                           AF_NETLINK,
+                                           CLONE_THREAD | CLONE_VM | CLONE_SIGHAND | SIGCHLD,
+                                           SIGCHLD,
+                                           0xffffffffffffffffULL};
   for (const Profile& p : all_profiles()) {
     SCOPED_TRACE(p.name);
     // Mounts: what stays writable is a subset; network and sessions only lost.
-    for (const auto& w : p.writable) EXPECT_TRUE(standard_writable.count(w)) << w << " is not writable in standard";
+    for (const auto& w : p.writable)
+      EXPECT_TRUE(standard_writable.count(w)) << w << " is not writable in standard";
     EXPECT_TRUE(!p.network || s.network);
     EXPECT_TRUE(!p.sessions || s.sessions);
     EXPECT_TRUE(p.restrict_writes || p.writable == s.writable);
     // Limits: a profile has no rlimit, cgroup or size of its own (they come
     // from the job's policy, capped by the tenant); its environment sets only
     // variables, never a limit.
-    for (const auto& [name, value] : p.env) EXPECT_TRUE(name == "HOME" || name == "MPLCONFIGDIR") << name;
+    for (const auto& [name, value] : p.env)
+      EXPECT_TRUE(name == "HOME" || name == "MPLCONFIGDIR") << name;
     // Syscalls: standard with the layer stacked is never less strict than
     // standard, for every syscall number, each argument sample, and a foreign ABI.
     // The kernel's stacking guarantees this much for any layer; what can go
@@ -167,8 +217,10 @@ TEST(Profile, EveryProfileIsWithinStandard) {
         Data d = call(nr, {v, v, v, v, v, v});
         uint32_t base = run_bpf(job_filter(), d), own = verdict(layer, d);
         EXPECT_LE(strictness(stacked(base, own)), strictness(base)) << "syscall " << nr;
-        EXPECT_TRUE(named.count(nr) || own == SECCOMP_RET_ALLOW) << "syscall " << nr << " is not in the profile";
-        EXPECT_TRUE(!always.count(nr) || own != SECCOMP_RET_ALLOW) << "syscall " << nr << " passes the layer";
+        EXPECT_TRUE(named.count(nr) || own == SECCOMP_RET_ALLOW)
+            << "syscall " << nr << " is not in the profile";
+        EXPECT_TRUE(!always.count(nr) || own != SECCOMP_RET_ALLOW)
+            << "syscall " << nr << " passes the layer";
       }
     }
     Data i386 = call(SYS_getpid);
@@ -188,8 +240,9 @@ TEST(Profile, ComputeLayerDoesWhatItsDataSays) {
     EXPECT_EQ(run_bpf(layer, call(nr)), eperm) << nr;
   EXPECT_EQ(run_bpf(layer, call(SYS_socketpair, {AF_UNIX, SOCK_STREAM})), SECCOMP_RET_ALLOW);
   // pthread_create's flags; fork's; a thread flag hidden above the low 32 bits.
-  const uint64_t pthread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
-                           CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+  const uint64_t pthread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                           CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+                           CLONE_CHILD_CLEARTID;
   EXPECT_EQ(run_bpf(layer, call(SYS_clone, {pthread})), SECCOMP_RET_ALLOW);
   EXPECT_EQ(run_bpf(layer, call(SYS_clone, {SIGCHLD})), eperm);
   EXPECT_EQ(run_bpf(layer, call(SYS_clone, {CLONE_VM | CLONE_VFORK | SIGCHLD})), eperm);
@@ -239,7 +292,9 @@ TEST(Profile, ApplyPutsTheNarrowingIntoTheCommand) {
   EXPECT_TRUE(d.restrict_writes);
   EXPECT_EQ(d.writable, find_profile("compute")->writable);
   EXPECT_NE(std::find(d.env.begin(), d.env.end(), "HOME=/tmp"), d.env.end());
-  EXPECT_EQ(std::count_if(d.env.begin(), d.env.end(), [](const std::string& e) { return e.starts_with("HOME="); }), 1);
+  EXPECT_EQ(std::count_if(d.env.begin(), d.env.end(),
+                          [](const std::string& e) { return e.starts_with("HOME="); }),
+            1);
 
   // The user's own variable wins over the profile's default.
   Command e{{"python3"}, {"HOME=/output"}, "/workspace", {}};

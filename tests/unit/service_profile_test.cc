@@ -37,6 +37,7 @@ TEST(ProfileField, SessionsRunUnderStandardOnly) {
   EXPECT_TRUE(parse_session_request(json{{"profile", "standard"}}, {}, {}));
   auto compute = parse_session_request(json{{"profile", "compute"}}, {}, {});
   ASSERT_FALSE(compute);
-  EXPECT_NE(compute.error().message().find("compute is for jobs only"), std::string::npos) << compute.error().message();
+  EXPECT_NE(compute.error().message().find("compute is for jobs only"), std::string::npos)
+      << compute.error().message();
   EXPECT_NE(compute.error().message().find("fork and exec"), std::string::npos);
 }

@@ -72,7 +72,13 @@ int exec_program(const CommandView& cmd) {
   // The profile's narrowing, before anything of the job runs (the layer
   // then binds this process's own exec: init lets exactly that one through).
   if (narrows(cmd) && !narrow_payload(cmd, gate_sock)) {
-    write_str("airlock: cannot apply the profile's restrictions (Landlock or seccomp refused)\n");
+    // Told to the host before init says kStarted (init waits for the
+    // listener first): the job is then a sandbox_error, not the code's failure.
+    Msg msg{};
+    msg.kind = MsgKind::kError;
+    msg.value = errno;
+    std::strncpy(msg.step, "apply the profile's restrictions (Landlock, seccomp layer)", sizeof(msg.step) - 1);
+    ::send(kSyncFd, &msg, sizeof(msg), MSG_NOSIGNAL);
     ::_exit(125);
   }
   ::close_range(3, ~0U, 0);  // the sync socket and init's signalfd stay with init

@@ -127,6 +127,8 @@ nlohmann::json to_json(const JobRecord& r) {
       {"owner", r.owner},
       {"command", r.command},
       {"image", {{"name", r.image_name}, {"digest", r.image_digest}}},
+      {"profile", {{"name", r.profile_name},
+                   {"digest", r.profile_digest.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.profile_digest)}}},
       {"policy", policy_json(r.policy)},
       {"inputs", inputs},
       {"snapshot", r.snapshot.digest.empty()

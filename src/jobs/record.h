@@ -49,6 +49,10 @@ struct JobRecord {
   std::vector<std::string> command;
   std::string image_name;
   std::string image_digest;
+  // The boundary's profile (sandbox/profile.h): its name and the digest of
+  // its data ("" when the name is unknown).
+  std::string profile_name = "standard";
+  std::string profile_digest;
   JobPolicy policy;
   std::vector<workspace::ManifestEntry> inputs;
   // The workspace snapshot /workspace was restored from ("" digest: none).

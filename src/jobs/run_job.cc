@@ -16,6 +16,7 @@
 #include "jobs/prepared.h"
 #include "jobs/state_dir.h"
 #include "jobs/supervisor.h"
+#include "sandbox/profile.h"
 #include "sandbox/launcher.h"
 #include "sys/file_io.h"
 
@@ -43,6 +44,7 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
   const JobPolicy& p = req.policy;
   Laps laps(rec.timing);
   sandbox::Command command = job_command(req);
+  if (auto st = sandbox::apply_profile(*sandbox::find_profile(req.profile), p.env, command); !st) return st;
   if (auto encoded = sandbox::encode_command(command); !encoded) {
     rec.outcome = Outcome::kInputRejected;
     rec.reason = encoded.error().what;
@@ -176,12 +178,23 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
   return {};
 }
 
+// Why the request's profile cannot be used ("" when it can).
+std::string profile_refusal(const RunRequest& req) {
+  const sandbox::Profile* profile = sandbox::find_profile(req.profile);
+  if (profile == nullptr)
+    return "unknown profile '" + req.profile + "' (available: " + sandbox::profile_names() + ")";
+  return sandbox::profile_refusal(*profile, !req.policy.allow.empty());
+}
+
 JobRecord new_record(const RunRequest& req, const RunEnvironment& env) {
   JobRecord rec;
   rec.id = new_job_id();
   rec.owner = env.owner;
   rec.command = req.command;
   rec.image_name = req.image;
+  rec.profile_name = req.profile;
+  if (const sandbox::Profile* profile = sandbox::find_profile(req.profile))
+    rec.profile_digest = sandbox::profile_digest(*profile);
   rec.policy = req.policy;
   rec.started_at = now_rfc3339();
   rec.sandbox_uid = kSandboxUid;
@@ -203,6 +216,9 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   if (req.image != "host") {
     rec.outcome = Outcome::kInputRejected;
     rec.reason = "unknown image '" + req.image + "' (available: host)";
+  } else if (auto refusal = profile_refusal(req); !refusal.empty()) {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = refusal;
   } else {
     result = run_in_sandbox(req, env, rec, sb);
   }

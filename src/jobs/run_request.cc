@@ -28,6 +28,9 @@ const char* const kRunUsage =
     "  --cpus N              CPU bandwidth in cores (default 1)\n"
     "  --env NAME=VALUE      a variable the code sees (repeatable)\n"
     "  --image NAME          image (default: host)\n"
+    "  --profile NAME        boundary: standard (default) or compute, which also denies sockets,\n"
+    "                        new programs and processes (threads stay), and writes outside\n"
+    "                        /output and /tmp (docs/profiles.md)\n"
     "  --workspace-size SIZE size of /workspace, /tmp, /dev/shm and /output each (default 256M)\n"
     "  --stdout-cap SIZE     bytes of stdout and of stderr kept (default 1M)\n"
     "  --output-types LIST   types accepted in /output, e.g. csv,png (default: text,csv,tsv,json,png,jpeg,pdf,svg)\n"
@@ -153,6 +156,7 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
        }},
       {"--record", [&](const std::string& v) -> Status { req.record_path = v; return {}; }},
       {"--image", [&](const std::string& v) -> Status { req.image = v; return {}; }},
+      {"--profile", [&](const std::string& v) -> Status { req.profile = v; return {}; }},
       {"--start", [&](const std::string& v) -> Status {
          if (v != "auto" && v != "cold" && v != "warm" && v != "preloaded")
            return fail("--start: '" + v + "' is not one of auto, cold, warm, preloaded");

@@ -23,6 +23,9 @@ struct RunRequest {
   bool json = false;
   bool quiet = false;  // no summary line on stderr (the service reads stderr as the program's)
   std::string image = "host";
+  // A profile's name (sandbox/profile.h); checked when the job runs, so that
+  // an unknown one ends as input_rejected with a record.
+  std::string profile = "standard";
   std::string start = "auto";  // auto, cold, warm, preloaded (see kRunUsage)
   std::string state_dir;  // empty: $AIRLOCK_STATE_DIR or /var/lib/airlock
   // The operator's egress files (docs/egress.md); never part of the policy.

@@ -4,7 +4,10 @@
 // allocating. Both sides are pure and tested without a sandbox.
 #pragma once
 
+#include <linux/filter.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,13 @@ struct Command {
   // Full paths to try for argv[0], in order (the PATH search is done on the
   // host, over the same image the sandbox sees).
   std::vector<std::string> exec_candidates;
+  // The profile's narrowing (sandbox/profile.h), applied by init to the
+  // payload just before it starts: a second seccomp layer (empty: none),
+  // and, when restrict_writes, a Landlock ruleset under which only
+  // `writable` (absolute paths) can be written.
+  std::vector<sock_filter> layer;
+  bool restrict_writes = false;
+  std::vector<std::string> writable;
 };
 
 // Encoded size limit: one SOCK_SEQPACKET message.
@@ -36,6 +46,10 @@ struct CommandView {
   char** env = nullptr;         // NULL-terminated
   char** candidates = nullptr;  // NULL-terminated
   const char* cwd = nullptr;
+  char** writable = nullptr;     // NULL-terminated
+  bool restrict_writes = false;
+  const char* layer = nullptr;   // layer_count sock_filter, unaligned: copy before use
+  uint32_t layer_count = 0;
 };
 
 // Decodes `buf[0..len)` in place, using `slots[0..nslots)` for the pointer

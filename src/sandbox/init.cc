@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "sandbox/narrowing.h"
 #include "sandbox/protocol.h"
 #include "sys/syscalls.h"
 
@@ -19,7 +20,7 @@ namespace {
 // Static, not heap: init never allocates (it may be a fork of a threaded
 // process), and a prepared sandbox costs no memory for these until used.
 char g_command[kMaxCommandBytes];
-char* g_slots[kMaxCommandStrings + 3];
+char* g_slots[kMaxCommandStrings + 4];
 
 void send_msg(MsgKind kind, int value) {
   Msg msg{};
@@ -48,7 +49,38 @@ bool receive_command(CommandView* command) {
                         sizeof(g_slots) / sizeof(g_slots[0]), command);
 }
 
-[[noreturn]] void start_payload(const SandboxSpec& spec, const CommandView& cmd) {
+// Execs the job's program; returns the errno that says why it did not run.
+// Under an exec-once layer there is one exec: the first candidate that
+// exists (the PATH search done here, before the exec, not by trying).
+int exec_program(const CommandView& cmd) {
+  if (cmd.layer_count > 0) {
+    char** path = cmd.candidates;
+    while (*path != nullptr && ::access(*path, F_OK) != 0) ++path;
+    if (*path == nullptr) return ENOENT;
+    ::execve(*path, cmd.argv, cmd.env);
+    return errno;
+  }
+  int first_error = ENOENT;
+  for (char** path = cmd.candidates; *path != nullptr; ++path) {
+    ::execve(*path, cmd.argv, cmd.env);
+    if (errno != ENOENT && errno != ENOTDIR) first_error = errno;
+  }
+  return first_error;
+}
+
+[[noreturn]] void start_payload(const SandboxSpec& spec, const CommandView& cmd, int gate_sock) {
+  // The profile's narrowing, before anything of the job runs (the layer
+  // then binds this process's own exec: init lets exactly that one through).
+  if (narrows(cmd) && !narrow_payload(cmd, gate_sock)) {
+    // Told to the host before init says kStarted (init waits for the
+    // listener first): the job is then a sandbox_error, not the code's failure.
+    Msg msg{};
+    msg.kind = MsgKind::kError;
+    msg.value = errno;
+    std::strncpy(msg.step, "apply the profile's restrictions (Landlock, seccomp layer)", sizeof(msg.step) - 1);
+    ::send(kSyncFd, &msg, sizeof(msg), MSG_NOSIGNAL);
+    ::_exit(125);
+  }
   ::close_range(3, ~0U, 0);  // the sync socket and init's signalfd stay with init
   ::setsid();                // no controlling terminal, own process group
   sigset_t all;
@@ -63,17 +95,13 @@ bool receive_command(CommandView* command) {
     spec.in_process(cmd);
     ::_exit(127);  // not reached: the in-process payload exits itself
   }
-  int first_error = ENOENT;
-  for (char** path = cmd.candidates; *path != nullptr; ++path) {
-    ::execve(*path, cmd.argv, cmd.env);
-    if (errno != ENOENT && errno != ENOTDIR) first_error = errno;
-  }
+  int error = exec_program(cmd);
   write_str("airlock: cannot run '");
   write_str(cmd.argv[0]);
-  write_str(first_error == ENOENT ? "': command not found\n"
-            : first_error == EACCES ? "': permission denied\n"
-                                    : "': not an executable the sandbox can run\n");
-  ::_exit(first_error == ENOENT ? 127 : 126);
+  write_str(error == ENOENT ? "': command not found\n"
+            : error == EACCES ? "': permission denied\n"
+                              : "': not an executable the sandbox can run\n");
+  ::_exit(error == ENOENT ? 127 : 126);
 }
 
 // Reaps everything that ended; true (with its status) once the payload has.
@@ -112,6 +140,12 @@ void run_init(const SandboxSpec& spec) {
     send_msg(MsgKind::kError, errno);
     ::_exit(125);
   }
+  // A profile's layer sends init its listener over this pair (narrowing.h).
+  int gate[2] = {-1, -1};
+  if (command.layer_count > 0 && ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gate) < 0) {
+    send_msg(MsgKind::kError, errno);
+    ::_exit(125);
+  }
   // A raw clone: no atfork handlers, nothing that could wait on a lock
   // inherited from a threaded parent.
   auto pid = sys::raw_fork();
@@ -119,11 +153,20 @@ void run_init(const SandboxSpec& spec) {
     send_msg(MsgKind::kError, pid.error().err);
     ::_exit(125);
   }
-  if (*pid == 0) start_payload(spec, command);
+  if (*pid == 0) start_payload(spec, command, gate[1]);
+  int listener = -1;
+  // The payload's one exec; none for a preloaded interpreter's fork, which
+  // is already the program.
+  int exec_budget = spec.in_process != nullptr ? 0 : 1;
+  if (gate[0] >= 0) {
+    ::close(gate[1]);
+    listener = receive_exec_gate(gate[0]);  // -1: the payload failed before its layer
+    ::close(gate[0]);
+  }
   send_msg(MsgKind::kStarted, *pid);
   for (;;) {
-    pollfd fds[2] = {{kSyncFd, POLLIN, 0}, {sigfd, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    pollfd fds[3] = {{kSyncFd, POLLIN, 0}, {sigfd, POLLIN, 0}, {listener, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       ::_exit(125);
     }
@@ -133,6 +176,12 @@ void run_init(const SandboxSpec& spec) {
       if (n <= 0) ::_exit(0);  // the host is gone: end the sandbox
       if (n == sizeof(msg) && msg.kind == MsgKind::kSignal && msg.value > 0 && msg.value < NSIG)
         ::kill(-*pid, msg.value);
+    }
+    // POLLHUP alone: no task is under the layer any more (a receive would block).
+    if (fds[2].revents != 0 &&
+        ((fds[2].revents & POLLIN) == 0 || !answer_exec_gate(listener, &exec_budget))) {
+      ::close(listener);
+      listener = -1;
     }
     if (fds[1].revents) {
       signalfd_siginfo info;

@@ -341,6 +341,26 @@ Result<SeccompProgram> build_job_filter() {
   return export_bpf(filter);
 }
 
+Result<SeccompProgram> build_layer_filter(std::span<const LayerRule> rules) {
+  if (rules.empty()) return SeccompProgram{};
+  Filter filter(seccomp_init(SCMP_ACT_ALLOW));
+  if (!filter) return fail("seccomp_init failed");
+  // The job filter below already kills foreign ABIs; the same here, so that
+  // the layer is complete on its own too.
+  if (int rc = seccomp_attr_set(filter.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
+    return fail_with("seccomp bad-arch action", -rc);
+  for (const LayerRule& r : rules) {
+    uint32_t action = r.action == LayerAction::kDeny    ? SCMP_ACT_ERRNO(EPERM)
+                      : r.action == LayerAction::kNoSys ? SCMP_ACT_ERRNO(ENOSYS)
+                                                        : SCMP_ACT_NOTIFY;
+    std::vector<scmp_arg_cmp> conditions;
+    if (r.arg >= 0) conditions.push_back(masked_eq(static_cast<unsigned>(r.arg), r.mask & kLow32, r.value));
+    if (auto s = add_rule(filter, {r.syscall.c_str(), action, std::move(conditions)}); !s)
+      return std::unexpected(s.error());
+  }
+  return export_bpf(filter);
+}
+
 Status install_filter(const SeccompProgram& program) {
   // Error texts stay within std::string's inline buffer: no heap, even here.
   if (program.instructions.empty() ||

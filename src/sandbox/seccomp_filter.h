@@ -16,10 +16,12 @@
 
 #include <linux/filter.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "sandbox/profile.h"
 
 namespace airlock::sandbox {
 
@@ -29,6 +31,11 @@ struct SeccompProgram {
 
 // Builds the default job filter.
 Result<SeccompProgram> build_job_filter();
+
+// A profile's second layer (sandbox/profile.h): allows everything but its
+// rules, so stacked on the job filter it can only take calls away. Empty
+// rules: an empty program (no layer).
+Result<SeccompProgram> build_layer_filter(std::span<const LayerRule> rules);
 
 // Installs `program` on the calling thread (and its future children).
 // Requires no_new_privs to be set. Safe to call after fork in a

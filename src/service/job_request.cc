@@ -4,6 +4,7 @@
 #include <set>
 
 #include "jobs/run_request.h"
+#include "sandbox/profile.h"
 #include "service/egress_caps.h"
 
 namespace airlock::service {
@@ -31,6 +32,16 @@ Result<std::string> parse_image(const json& v) {
   if (!v.is_string()) return bad_field("image", "must be a string");
   if (v.get<std::string>() != "host") return bad_field("image", "unknown image (available: host)");
   return v.get<std::string>();
+}
+
+Result<std::string> parse_profile(const json& v, bool for_session) {
+  if (!v.is_string()) return bad_field("profile", "must be a string");
+  const sandbox::Profile* p = sandbox::find_profile(v.get<std::string>());
+  if (p == nullptr) return bad_field("profile", "unknown profile (available: " + sandbox::profile_names() + ")");
+  if (for_session && !p->sessions)
+    return bad_field("profile", p->name + " is for jobs only: a session's keeper starts its kernel with fork "
+                                          "and exec, which " + p->name + " denies");
+  return p->name;
 }
 
 Result<std::string> parse_snapshot_digest(const json& v) {
@@ -177,7 +188,7 @@ Result<std::vector<std::string>> parse_input_ids(const json& v) {
 
 Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known_fields(body, "", {"command", "code", "language", "image", "inputs", "snapshot", "policy", "checks", "wait_s"});
+  if (auto st = only_known_fields(body, "", {"command", "code", "language", "image", "profile", "inputs", "snapshot", "policy", "checks", "wait_s"});
       !st)
     return std::unexpected(st.error());
   JobRequest r;
@@ -212,6 +223,11 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
     auto image = parse_image(body["image"]);
     if (!image) return std::unexpected(image.error());
     r.image = *image;
+  }
+  if (body.contains("profile")) {
+    auto profile = parse_profile(body["profile"], false);
+    if (!profile) return std::unexpected(profile.error());
+    r.profile = *profile;
   }
   if (body.contains("inputs")) {
     auto ids = parse_input_ids(body["inputs"]);
@@ -248,7 +264,7 @@ std::vector<std::string> airlock_run_args(const JobRequest& r, const std::vector
     return std::string(buf);
   };
   std::vector<std::string> args = {"run", "--quiet", "--state-dir", state_dir, "--record", record_path,
-                                   "--output-dir", output_dir, "--image", r.image,
+                                   "--output-dir", output_dir, "--image", r.image, "--profile", r.profile,
                                    "--timeout", ms(p.timeout_ms), "--cpu-time", ms(p.cpu_time_ms),
                                    "--memory", std::to_string(p.memory_bytes), "--pids", std::to_string(p.pids),
                                    "--cpus", std::to_string(p.cpus),

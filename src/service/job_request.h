@@ -33,6 +33,7 @@ struct JobRequest {
   std::vector<std::string> input_ids;
   std::string snapshot;  // digest of a snapshot of the tenant's to fill /workspace from; "" none
   std::string image = "host";
+  std::string profile = "standard";  // sandbox/profile.h
   jobs::JobPolicy policy;
   nlohmann::json checks = nlohmann::json::array();
   int wait_s = 0;  // answer when the job ends, or after this many seconds
@@ -53,6 +54,9 @@ Status only_known_fields(const nlohmann::json& obj, const std::string& where, co
 Result<int> whole_seconds(const nlohmann::json& v, const std::string& field, int lo, int hi);
 Result<std::string> parse_image(const nlohmann::json& v);            // "host", the only image
 Result<std::string> parse_snapshot_digest(const nlohmann::json& v);  // see is_snapshot_digest()
+// The name of a profile (docs/profiles.md); `for_session` refuses the ones a
+// session cannot use, saying why.
+Result<std::string> parse_profile(const nlohmann::json& v, bool for_session);
 
 // "sha256:<64 lower-case hex>": a snapshot's digest, as the store keeps it.
 bool is_snapshot_digest(const std::string& text);

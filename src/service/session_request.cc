@@ -9,7 +9,7 @@ using json = nlohmann::json;
 
 Result<SessionRequest> parse_session_request(const json& body, const PolicyCaps& caps, const SessionCaps& sc) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known_fields(body, "", {"image", "policy", "inputs", "snapshot", "idle_timeout_s", "max_lifetime_s"}); !st)
+  if (auto st = only_known_fields(body, "", {"image", "profile", "policy", "inputs", "snapshot", "idle_timeout_s", "max_lifetime_s"}); !st)
     return std::unexpected(st.error());
   SessionRequest r;
   r.idle_timeout_s = sc.default_idle_timeout_s;
@@ -18,6 +18,9 @@ Result<SessionRequest> parse_session_request(const json& body, const PolicyCaps&
     auto image = parse_image(body["image"]);
     if (!image) return std::unexpected(image.error());
     r.image = *image;
+  }
+  if (body.contains("profile")) {  // only standard today: compute denies the kernel's fork and exec
+    if (auto profile = parse_profile(body["profile"], true); !profile) return std::unexpected(profile.error());
   }
   if (body.contains("policy")) {
     const json& p = body["policy"];

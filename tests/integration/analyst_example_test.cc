@@ -119,7 +119,9 @@ const json* find_entry(const json& list, const std::string& name) {
   return nullptr;
 }
 
-class AnalystExampleTest : public ::testing::Test {
+// Under every profile: compute (no sockets, no processes, writes only to
+// /output and /tmp) is made for this job.
+class AnalystExampleTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     std::string pattern = (fs::temp_directory_path() / "airlock-analyst-XXXXXX").string();
@@ -139,7 +141,7 @@ class AnalystExampleTest : public ::testing::Test {
   fs::path tmp_;
 };
 
-TEST_F(AnalystExampleTest, TwoCsvsInSummaryAndChartOut) {
+TEST_P(AnalystExampleTest, TwoCsvsInSummaryAndChartOut) {
   const fs::path examples = fs::path(AIRLOCK_SOURCE_DIR) / "examples";
   const fs::path out_dir = tmp_ / "out";
   const std::vector<std::string> inputs = {"analyst.py", "sales_jan.csv", "sales_feb.csv"};
@@ -149,7 +151,7 @@ TEST_F(AnalystExampleTest, TwoCsvsInSummaryAndChartOut) {
                          "--input", (examples / "sales_jan.csv").string(),
                          "--input", (examples / "sales_feb.csv").string(),
                          "--input", (examples / "analyst.py").string(),
-                         "--output-dir", out_dir.string(),
+                         "--output-dir", out_dir.string(), "--profile", GetParam(),
                          "--", "python3", "/inputs/analyst.py"});
   json record = json::parse(ran.out, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(record.is_discarded()) << "stdout is not a JSON record:\n" << ran.out;
@@ -157,6 +159,8 @@ TEST_F(AnalystExampleTest, TwoCsvsInSummaryAndChartOut) {
       << "reason: " << record.value("reason", "") << "\nstderr: " << record["stderr"].dump();
   EXPECT_EQ(ran.status, 0);
   EXPECT_EQ(record["exit_code"], 0);
+  EXPECT_EQ(record["profile"]["name"], GetParam());
+  EXPECT_THAT(record["profile"].value("digest", ""), ::testing::StartsWith("sha256:"));
 
   // Input manifest: exactly the three admitted files, hashed as they are on disk.
   ASSERT_TRUE(record["inputs"].is_array());
@@ -202,5 +206,8 @@ TEST_F(AnalystExampleTest, TwoCsvsInSummaryAndChartOut) {
   // The program's own summary line is in the record, not on airlock's stdout.
   EXPECT_THAT(record["stdout"].value("text", ""), ::testing::HasSubstr("4 regions"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Profiles, AnalystExampleTest, ::testing::Values("standard", "compute"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -64,3 +64,34 @@ TEST(Command, DecodeRefusesEveryTruncationAndCorruption) {
 
 }  // namespace
 }  // namespace airlock::sandbox
+
+namespace airlock::sandbox {
+namespace {
+
+TEST(Command, RoundTripsAProfilesNarrowing) {
+  Command c{{"python3"}, {}, "/workspace", {"/usr/bin/python3"}};
+  c.restrict_writes = true;
+  c.writable = {"/output", "/tmp"};
+  c.layer = {{0x20, 0, 0, 4}, {0x06, 0, 0, 0x7fff0000}};
+  auto encoded = encode_command(c);
+  ASSERT_TRUE(encoded) << encoded.error().what;
+  std::string buf = *encoded;
+  char* slots[64];
+  CommandView view;
+  ASSERT_TRUE(decode_command(buf.data(), buf.size(), slots, 64, &view));
+  EXPECT_EQ(strings(view.writable), c.writable);
+  EXPECT_TRUE(view.restrict_writes);
+  ASSERT_EQ(view.layer_count, 2u);
+  sock_filter second;
+  std::memcpy(&second, view.layer + sizeof(sock_filter), sizeof(second));
+  EXPECT_EQ(second.k, 0x7fff0000u);
+  EXPECT_STREQ(view.cwd, "/workspace");
+  // Cut anywhere inside the layer: refused, never read past the end.
+  for (size_t cut = 1; cut <= 2 * sizeof(sock_filter); ++cut) {
+    std::string shorter = buf.substr(0, buf.size() - cut);
+    EXPECT_FALSE(decode_command(shorter.data(), shorter.size(), slots, 64, &view)) << cut;
+  }
+}
+
+}  // namespace
+}  // namespace airlock::sandbox

@@ -11,6 +11,9 @@
 # expect-stdout: BLOCKED core dumps
 # The runner sets a pipe core_pattern whose helper leaves a marker for the
 # job's host uid: the record check fails if the segfaults below started it.
+# compute-why: the probe forks the child it crashes: compute denies new processes (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import ctypes, errno, os, resource, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
 def en(e): return errno.errorcode.get(e, str(e))

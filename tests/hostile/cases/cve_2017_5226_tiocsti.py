@@ -2,6 +2,9 @@
 # why: bubblewrap CVE-2017-5226: TIOCSTI on a controlling terminal pushes input to the outer shell; the filter must deny it
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED TIOCSTI EPERM
+# compute-why: the probe forks a process to own a terminal: compute denies new processes (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 def en(e): return errno.errorcode.get(e, str(e))

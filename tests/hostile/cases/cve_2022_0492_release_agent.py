@@ -4,6 +4,9 @@
 # expect-stdout: /sys/fs/cgroup ENOENT
 # expect-stdout: mount cgroup EPERM
 # expect-stdout: BLOCKED release_agent unreachable
+# compute-why: the probe makes a mount point in /workspace: read-only under compute (Landlock, EACCES)
+# compute-expect-outcome: failed
+# compute-expect-stderr: Permission denied: 'cg'
 import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 def en(e): return errno.errorcode.get(e, str(e))

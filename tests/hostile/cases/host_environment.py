@@ -3,6 +3,9 @@
 # args: --env HOSTILE_PROBE=42
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED env is exactly the minimal set
+# compute-why: compute sets HOME=/tmp (/workspace is read-only there); every other variable is the same minimal set
+# compute-expect-outcome: succeeded
+# compute-expect-stdout: WRONG missing: [] different: [('HOME', '/tmp')]
 import os
 want = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/workspace", "TMPDIR": "/tmp",
         "LANG": "C.UTF-8", "USER": "sandbox", "MPLBACKEND": "Agg",

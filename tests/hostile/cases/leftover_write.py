@@ -2,6 +2,11 @@
 # why: step one of two: leave marker files in /tmp, /dev/shm, /workspace and a SysV shm segment, semaphore set and message queue
 # expect-outcome: succeeded
 # expect-stdout: LEFT tmp shm workspace sysv-shm sysv-sem sysv-msg
+# compute-why: under compute /dev/shm and /workspace cannot be written (Landlock, EACCES)
+# compute-expect-outcome: succeeded
+# compute-expect-stdout: shm EACCES
+# compute-expect-stdout: workspace EACCES
+# compute-expect-stdout: LEFT tmp sysv-shm sysv-sem sysv-msg
 import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 KEY = 0x41524c4b  # 'ARLK'

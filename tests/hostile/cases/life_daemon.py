@@ -2,6 +2,9 @@
 # why: a setsid + double-fork daemon must die with the job (the runner checks no process of the sandbox's host uid remains)
 # expect-outcome: succeeded
 # expect-stdout: DAEMON started
+# compute-why: there is no daemon to leave behind: compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import os, sys, time
 r, w = os.pipe()
 if os.fork() == 0:

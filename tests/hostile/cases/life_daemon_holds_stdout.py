@@ -3,6 +3,9 @@
 # args: --timeout 20
 # expect-outcome: succeeded
 # expect-stdout: MAIN exiting
+# compute-why: there is no daemon to leave behind: compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import os, sys, time
 if os.fork() == 0:
     os.setsid()

@@ -3,6 +3,9 @@
 # setup: canary
 # expect-outcome: succeeded
 # expect-stdout: kill(-1) done
+# compute-why: the probe forks before kill(-1): compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import errno, os, signal, time
 for _ in range(2):
     if os.fork() == 0:

@@ -3,6 +3,9 @@
 # expect-outcome: succeeded|output_rejected
 # forbid-record: root:x:0:0
 # expect-stdout: RACER started
+# compute-why: there is no racer process: compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import os, time
 if os.fork() == 0:
     os.setsid()

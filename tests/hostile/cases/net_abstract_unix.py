@@ -3,6 +3,9 @@
 # setup: abstract-socket
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED ECONNREFUSED
+# compute-why: compute denies socket() for every family (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import errno, os, socket
 name = os.environ["HOSTILE_ABSTRACT"]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -11,6 +11,9 @@
 # expect-limit: network
 # Nothing here reaches a resolver: refused names are never looked up, and the
 # allowed name is never asked for. UDP connect() sends nothing.
+# compute-why: a job under compute may not name network destinations
+# compute-expect-outcome: input_rejected
+# compute-expect-reason: profile compute allows no network
 import errno, os, socket
 
 def blocked(name, e):

@@ -5,6 +5,11 @@
 # expect-stdout: tcp ::1 ECONNREFUSED|tcp ::1 ENETUNREACH|tcp ::1 EADDRNOTAVAIL|tcp ::1 EAFNOSUPPORT
 # expect-stdout: udp 2001:db8::1 ENETUNREACH|udp 2001:db8::1 EAFNOSUPPORT
 # expect-stdout: BLOCKED ipv6
+# compute-why: compute denies socket() (EPERM) before any route matters
+# compute-expect-outcome: succeeded
+# compute-expect-stdout: tcp ::1 EPERM
+# compute-expect-stdout: udp 2001:db8::1 EPERM
+# compute-expect-stdout: BLOCKED ipv6
 import errno, os, socket
 def en(e): return errno.errorcode.get(e, str(e))
 escaped = []

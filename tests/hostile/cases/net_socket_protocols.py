@@ -3,6 +3,10 @@
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED other protocols EPERM
 # expect-stdout: allowed {'tcp': 'OK', 'tcp6': 'OK', 'udp': 'OK', 'udp6': 'OK', 'unix pair': 'OK'}
+# compute-why: compute denies every socket(); an AF_UNIX socketpair still works
+# compute-expect-outcome: succeeded
+# compute-expect-stdout: BLOCKED other protocols EPERM
+# compute-expect-stdout: allowed {'tcp': 'EPERM', 'tcp6': 'EPERM', 'udp': 'EPERM', 'udp6': 'EPERM', 'unix pair': 'OK'}
 import errno, socket
 def try_socket(fam, typ, proto):
     try:

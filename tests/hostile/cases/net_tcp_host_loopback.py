@@ -3,6 +3,9 @@
 # setup: tcp-listener
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED ECONNREFUSED|BLOCKED ENETUNREACH
+# compute-why: compute denies socket(): loopback cannot be used either (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import errno, os, socket
 port = int(os.environ["HOSTILE_TCP_PORT"])
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

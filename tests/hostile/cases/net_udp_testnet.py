@@ -2,6 +2,9 @@
 # why: no IPv4 route leaves the sandbox (UDP connect to TEST-NET 192.0.2.1 picks a route and sends nothing)
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED ENETUNREACH
+# compute-why: compute denies socket() (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import errno, socket
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 try:

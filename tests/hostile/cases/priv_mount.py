@@ -2,6 +2,9 @@
 # why: mount (tmpfs, proc, bind of /) is denied by the syscall filter
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED mount EPERM
+# compute-why: the probe makes a mount point in /workspace: read-only under compute (Landlock, EACCES)
+# compute-expect-outcome: failed
+# compute-expect-stderr: Permission denied: b'/workspace/m'
 import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 target = os.path.abspath("m").encode()  # under the cwd, /workspace

@@ -2,6 +2,9 @@
 # why: pivot_root is denied
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED pivot_root EPERM
+# compute-why: the probe makes a directory in /workspace: read-only under compute (Landlock, EACCES)
+# compute-expect-outcome: failed
+# compute-expect-stderr: Permission denied: 'newroot'
 import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 os.makedirs("newroot/old", exist_ok=True)

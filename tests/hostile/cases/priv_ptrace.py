@@ -2,6 +2,9 @@
 # why: ptrace is denied by the syscall filter, even on the job's own child
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED ptrace EPERM
+# compute-why: the probe forks the process it would trace: compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import ctypes, errno, os, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
 libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]

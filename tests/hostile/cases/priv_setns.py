@@ -2,6 +2,9 @@
 # why: setns is denied
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED setns EPERM
+# compute-why: the probe forks first: compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 results = []

@@ -2,6 +2,9 @@
 # why: setuid binaries must not raise privilege (no_new_privs, nosuid): su keeps euid 1000
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED euid stays
+# compute-why: compute refuses the exec itself (EPERM from init), before any setuid bit could matter
+# compute-expect-outcome: succeeded
+# compute-expect-stdout: BLOCKED exec /bin/su EPERM
 import errno, os, subprocess, time
 def en(e): return errno.errorcode.get(e, str(e))
 try:

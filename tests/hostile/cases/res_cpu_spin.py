@@ -3,6 +3,9 @@
 # args: --cpu-time 2 --timeout 20
 # expect-outcome: cpu_limit
 # expect-limit: cpu_time
+# compute-why: the spinners are forked processes: compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import os, time
 n = max(2, os.cpu_count() or 2)
 for _ in range(n - 1):

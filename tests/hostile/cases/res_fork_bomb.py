@@ -4,6 +4,9 @@
 # expect-outcome: succeeded
 # expect-limit: pids
 # expect-stdout: BLOCKED EAGAIN
+# compute-why: not one fork: compute denies new processes before the pids limit is reached
+# compute-expect-outcome: succeeded
+# compute-expect-stdout: BLOCKED EPERM after 0 forks
 import errno, os, signal
 r, w = os.pipe()
 children = []

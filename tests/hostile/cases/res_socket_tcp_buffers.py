@@ -7,6 +7,9 @@
 # expect-stdout: BLOCKED
 # 200 connections, nobody reads: everything sent stays in send and receive
 # buffers. Without a socket limit this held over 112 MiB under --memory 64M.
+# compute-why: compute denies socket() (EPERM): no buffers to fill
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import socket
 LIMIT = 64 << 20
 listener = socket.socket()

@@ -8,6 +8,9 @@
 # 200 receivers with the largest receive buffer they may ask for, 160
 # datagrams of 60000 bytes each, never read until the end. Without a socket
 # limit this held 1.5 GiB under --memory 64M.
+# compute-why: compute denies socket() (EPERM): no buffers to fill
+# compute-expect-outcome: failed
+# compute-expect-stderr: PermissionError: [Errno 1] Operation not permitted
 import socket
 LIMIT = 64 << 20
 receivers, payload = [], b"x" * 60000

@@ -2,6 +2,9 @@
 # why: a shell job meets the same boundary: core limit not raisable, image read-only, no /sys, uid 1000
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED shell boundary holds
+# compute-why: a shell runs its commands in new processes: compute denies fork (EPERM)
+# compute-expect-outcome: failed
+# compute-expect-stderr: Cannot fork
 escaped=""
 if (ulimit -c unlimited) 2>/dev/null; then escaped="$escaped core-ulimit"; fi
 if touch /usr/airlock-hostile-x 2>/dev/null; then escaped="$escaped write-usr"; rm -f /usr/airlock-hostile-x; fi

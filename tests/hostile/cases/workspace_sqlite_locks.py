@@ -4,6 +4,9 @@
 # expect-stdout: journal wal
 # expect-stdout: rows 100 seen by the second connection
 # expect-stdout: locked out: database is locked
+# compute-why: the database is made in /workspace: read-only under compute (Landlock)
+# compute-expect-outcome: failed
+# compute-expect-stderr: unable to open database file
 import sqlite3
 a = sqlite3.connect("/workspace/t.db", timeout=0)
 print("journal", a.execute("pragma journal_mode=wal").fetchone()[0])

@@ -1,0 +1,43 @@
+// The API's "profile" field: named, checked, passed to `airlock run`;
+// sessions refuse the profiles they cannot run under, saying why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "service/job_request.h"
+#include "service/session_request.h"
+
+using namespace airlock::service;
+using nlohmann::json;
+
+TEST(ProfileField, JobsNameAProfileAndAirlockRunGetsIt) {
+  auto standard = parse_job_request(json{{"command", {"true"}}}, {});
+  ASSERT_TRUE(standard);
+  EXPECT_EQ(standard->profile, "standard");
+  auto compute = parse_job_request(json{{"command", {"true"}}, {"profile", "compute"}}, {});
+  ASSERT_TRUE(compute) << compute.error().message();
+  EXPECT_EQ(compute->profile, "compute");
+  auto args = airlock_run_args(*compute, {}, "/out", "/rec.json", "/state", {});
+  auto at = std::find(args.begin(), args.end(), "--profile");
+  ASSERT_NE(at, args.end());
+  ASSERT_NE(at + 1, args.end());
+  EXPECT_EQ(*(at + 1), "compute");
+}
+
+TEST(ProfileField, UnknownOrMistypedProfilesAreRefused) {
+  auto unknown = parse_job_request(json{{"command", {"true"}}, {"profile", "wide-open"}}, {});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message(), "profile: unknown profile (available: standard, compute)");
+  auto typed = parse_job_request(json{{"command", {"true"}}, {"profile", 1}}, {});
+  ASSERT_FALSE(typed);
+  EXPECT_EQ(typed.error().message(), "profile: must be a string");
+}
+
+TEST(ProfileField, SessionsRunUnderStandardOnly) {
+  EXPECT_TRUE(parse_session_request(json{{"profile", "standard"}}, {}, {}));
+  auto compute = parse_session_request(json{{"profile", "compute"}}, {}, {});
+  ASSERT_FALSE(compute);
+  EXPECT_NE(compute.error().message().find("compute is for jobs only"), std::string::npos)
+      << compute.error().message();
+  EXPECT_NE(compute.error().message().find("fork and exec"), std::string::npos);
+}

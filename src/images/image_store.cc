@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/sha256.h"
+#include "images/build_dir.h"
 #include "images/image_use.h"
 #include "sys/file_io.h"
 #include "sys/remove_tree.h"
@@ -328,7 +329,7 @@ Result<GcReport> ImageStore::gc() const {
     std::string path = tmp_dir() + "/" + entry;
     UniqueFd dir(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (dir && ::flock(dir.get(), LOCK_EX | LOCK_NB) < 0) continue;  // a build is running
-    if (auto s = sys::remove_tree(path); !s) return std::unexpected(s.error());
+    if (auto s = remove_build_dir(path); !s) return std::unexpected(s.error());
     ++report.stale_builds;
   }
   return report;

@@ -52,6 +52,11 @@ using SourceReader = std::function<Result<std::string>(const std::string& relati
 // Reads and parses a recipe file; `source` paths are resolved beside it.
 [[nodiscard]] Result<Recipe> load_recipe(const std::string& path);
 
+// How airlock turns a recipe into an image (mmdebstrap options, the cleanup,
+// the .pyc treatment): part of the recipe digest, raised whenever a change
+// there changes the image, so that a store's "already built" is not stale.
+inline constexpr int kBuilderVersion = 2;
+
 // The canonical content (sorted JSON without name and description, each extra
 // file by its sha256) and its digest, "sha256:<hex>".
 [[nodiscard]] std::string recipe_canonical(const Recipe& recipe);

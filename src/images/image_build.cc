@@ -168,6 +168,8 @@ struct Builder {
         // A recipe lists what it needs; Recommends would add what it did not ask for.
         "--aptopt=APT::Install-Recommends \"false\"", "--include=" + join(recipe.packages, ',')};
     for (const char* opt : kDpkgExcludes) argv.push_back(std::string("--dpkgopt=") + opt);
+    for (const std::string& glob : recipe.path_exclude)
+      argv.push_back("--dpkgopt=path-exclude=" + glob);
     argv.insert(argv.end(), {recipe.suite, root, sources_file});
     auto exit = run(argv, true);
     if (!exit) return std::unexpected(exit.error());

@@ -7,6 +7,7 @@
 //   variant = "minbase"             # mmdebstrap variant: minbase (default), essential, apt
 //   packages = ["python3"]          # at least one; "name" or "name=version"
 //   smoke = "python3 -c 'print(1)'" # /bin/sh -c, must exit 0 at build time
+//   path_exclude = ["/usr/include/*"]  # dpkg leaves these paths out (globs)
 //   [env]                           # given to every job in the image
 //   LANG = "C.UTF-8"
 //   [[files]]                       # extra files written into the root
@@ -41,6 +42,7 @@ struct Recipe {
   std::map<std::string, std::string> env;
   std::vector<RecipeFile> files;  // sorted by path
   std::string smoke;
+  std::vector<std::string> path_exclude;  // dpkg --path-exclude globs, in order
 };
 
 // Reads an extra file's `source` (a path relative to the recipes directory).

@@ -92,7 +92,6 @@ Status ImageStore::create_layout() const {
 }
 
 Result<UniqueFd> ImageStore::lock(StoreLock mode) const {
-  if (auto st = create_layout(); !st) return std::unexpected(st.error());
   std::string path = root_ + "/lock";
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return fail_errno("open " + path);
@@ -228,6 +227,7 @@ Result<StoredImage> ImageStore::add(std::string_view name, const std::string& im
                                     nlohmann::json manifest) const {
   if (auto st = check_image_name(name); !st) return std::unexpected(st.error());
   if (name == kHostImage) return fail("'host' is reserved for the machine's own /usr");
+  if (auto st = create_layout(); !st) return std::unexpected(st.error());
   auto held = lock(StoreLock::kExclusive);
   if (!held) return std::unexpected(held.error());
 
@@ -264,6 +264,7 @@ Result<RemoveReport> ImageStore::remove(std::string_view name) const {
   if (auto st = check_image_name(name); !st) return std::unexpected(st.error());
   if (name == kHostImage)
     return fail("'host' is the machine's own /usr: there is nothing to remove");
+  if (auto known = read_name(name); !known) return std::unexpected(known.error());
   auto held = lock(StoreLock::kExclusive);
   if (!held) return std::unexpected(held.error());
   auto digest = read_name(name);
@@ -292,6 +293,9 @@ Result<RemoveReport> ImageStore::remove(std::string_view name) const {
 }
 
 Result<GcReport> ImageStore::gc() const {
+  if (::access(root_.c_str(), F_OK) < 0 && errno == ENOENT)
+    return GcReport{};  // no store: nothing to do
+  if (auto st = create_layout(); !st) return std::unexpected(st.error());
   auto held = lock(StoreLock::kExclusive);
   if (!held) return std::unexpected(held.error());
   GcReport report;

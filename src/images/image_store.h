@@ -68,7 +68,7 @@ class ImageStore {
 
   // Creates the directories of the layout (root-owned, 0755).
   [[nodiscard]] Status create_layout() const;
-  // flock on <root>/lock; held until the fd closes.
+  // flock on <root>/lock (the root must exist); held until the fd closes.
   [[nodiscard]] Result<UniqueFd> lock(StoreLock mode) const;
 
   // The image a reference means: a name's current digest, or a pinned digest

@@ -201,6 +201,18 @@ TEST(ImageStore, RemoveBadNameChangesNothing) {
   EXPECT_EQ(t.files("blobs").size(), 1u);
 }
 
+TEST(ImageStore, RmAndGcOfAMissingStoreCreateNothing) {
+  TempStore t;
+  ImageStore missing(t.root + "/none");
+  auto r = missing.remove("minimal");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("unknown image 'minimal'"), std::string::npos) << r.error().what;
+  auto g = missing.gc();
+  ASSERT_TRUE(g) << g.error().what;
+  EXPECT_TRUE(g->removed.empty());
+  EXPECT_FALSE(fs::exists(t.root + "/none"));
+}
+
 TEST(ImageStore, RemoveRefusesAnImageInUseAndSaysWho) {
   TempStore t;
   StoredImage image = t.add("minimal", "one");

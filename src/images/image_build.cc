@@ -330,16 +330,10 @@ Result<BuildResult> build_image(const ImageStore& store, const BuildOptions& opt
     return fail("airlock image build needs root (mmdebstrap --mode=root, mkfs.erofs)");
 
   if (!options.force) {
-    if (auto existing = store.resolve({recipe->name, ""})) {
-      auto manifest = store.read_manifest(*existing);
-      if (manifest) {
-        auto parsed = nlohmann::json::parse(*manifest, nullptr, false);
-        if (!parsed.is_discarded() && parsed.value("recipe_digest", "") == result.recipe_digest) {
-          result.image = *existing;
-          result.reused = true;
-          return result;
-        }
-      }
+    if (auto existing = store.built_from(recipe->name, result.recipe_digest)) {
+      result.image = *existing;
+      result.reused = true;
+      return result;
     }
   }
   if (auto st = store.create_layout(); !st) return std::unexpected(st.error());

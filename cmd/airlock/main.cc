@@ -14,6 +14,7 @@ int pool_command(const std::vector<std::string>& args);    // pool_command.cc
 int session_command(const std::vector<std::string>& args);  // session_command.cc
 int zygote_command(const std::vector<std::string>& args);  // zygote_command.cc (internal)
 int mcp_command(const std::vector<std::string>& args);     // mcp_command.cc
+int image_command(const std::vector<std::string>& args);   // image_command.cc
 
 namespace {
 
@@ -27,7 +28,8 @@ const char* const kUsage =
     "  pool [OPTIONS]                      keep warm and preloaded sandboxes ready (see airlock pool --help)\n"
     "  session COMMAND [ARGS]              sessions of a running airlock serve: create, exec, files, close, ...\n"
     "                                      (see airlock session --help)\n"
-    "  mcp [--url URL] [--key-file FILE]   an MCP server on stdio for agents, a client of airlock serve\n";
+    "  mcp [--url URL] [--key-file FILE]   an MCP server on stdio for agents, a client of airlock serve\n"
+    "  image build|list|inspect|rm|gc      images built from recipes, and their store (see airlock image --help)\n";
 
 }  // namespace
 
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
   if (command == "session") return session_command(args);
   if (command == "mcp") return mcp_command(args);
   if (command == "zygote") return zygote_command(args);
+  if (command == "image") return image_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

@@ -13,14 +13,14 @@ Result<ChosenImage> choose_image(const std::string& text, const std::string& ima
   ChosenImage chosen;
   auto ref = images::parse_image_ref(text);
   if (!ref) {
-    chosen.refusal = "image: " + ref.error().message();
+    chosen.refusal = ref.error().message();
     return chosen;
   }
   if (ref->name == images::kHostImage) return chosen;  // parse_image_ref allows it unpinned only
   images::ImageStore store(images::ImageStore::choose_root(image_dir, state_dir));
   auto stored = store.resolve(*ref);
   if (!stored) {
-    chosen.refusal = "image " + text + ": " + stored.error().message();
+    chosen.refusal = stored.error().message();
     return chosen;
   }
   auto use = images::ImageUse::hold(store, *stored);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "images/image_use.h"
 #include "jobs/job_egress.h"
 #include "jobs/policy.h"
 #include "jobs/prepared.h"
@@ -68,6 +69,10 @@ class Session {
     JobPolicy policy;  // limits, inputs policy (see the header comment for the time limits)
     std::string state_dir;
     sandbox::CgroupBackend* cgroups = nullptr;
+    // The image (jobs/choose_image.h), held for the session's life; a refused
+    // image fails open() with "input rejected: " and the reason.
+    std::string image = "host";
+    std::string image_dir;
     // Called after the sandbox is prepared and before the kernel starts, with
     // the workspace mount fd and the sandbox user's host uid/gid.
     std::function<Status(int workspace_mount_fd, uid_t uid, gid_t gid)> fill_workspace;
@@ -123,6 +128,7 @@ class Session {
   // `exited` is false yet) and the new kernel's ready.
   Result<Wait> await_fresh_kernel(bool exited, int64_t deadline_ms);
 
+  std::optional<images::ImageUse> image_use_;  // the image stays in the store while the session lives
   PreparedSandbox sandbox_;
   std::optional<JobEgress> egress_;  // the session's gateway, stopped with the session
   std::vector<workspace::ManifestEntry> inputs_;

@@ -1,6 +1,7 @@
 // `airlock run --image`: what a job on a stored image sees, and the images
 // that are refused before anything starts (input_rejected, with the reason).
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -132,6 +133,38 @@ TEST(ImageRun, HostIsRecordedUnpinned) {
   EXPECT_EQ(rec["image"].value("name", ""), "host");
   EXPECT_FALSE(rec["image"].value("pinned", true));
   EXPECT_TRUE(rec["image"]["manifest_digest"].is_null());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ImagePool, WarmSandboxesOfAnImageServeOnlyJobsOnThatImage) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  airlock::testing::Spawned pool({"pool", "--state-dir", dir.state(), "--warm", "1", "--preloaded", "0", "--image",
+                                  "minimal", "--image-dir", test_store()},
+                                 dir.path(), dir.state());
+  for (int i = 0; i < 3000 && !fs::exists(dir.state() + "/pool.sock"); ++i) ::usleep(10000);
+  auto job = [&](const std::string& image) {
+    return run_airlock({"run", "--json", "--start", "warm", "--state-dir", dir.state(), "--image", image,
+                        "--image-dir", test_store(), "--", "/bin/sh", "-c", "head -1 /etc/os-release"})
+        .record();
+  };
+  for (int i = 0; i < 2; ++i) {  // the second one comes from the refill
+    auto rec = job("minimal");
+    EXPECT_EQ(rec.value("outcome", ""), "succeeded") << rec.dump();
+    EXPECT_EQ(rec["sandbox"].value("start", ""), "warm");
+    EXPECT_EQ(rec["image"].value("name", ""), "minimal");
+    EXPECT_NE(rec["stdout"].value("text", "").find("Debian"), std::string::npos);
+  }
+  auto on_host = job("host");  // host has its own class: never a sandbox of the image
+  EXPECT_EQ(on_host["sandbox"].value("start", ""), "warm");
+  EXPECT_EQ(on_host["image"].value("name", ""), "host");
+  ::kill(pool.pid(), SIGTERM);
+  EXPECT_EQ(pool.wait(), 0);
 }
 
 }  // namespace

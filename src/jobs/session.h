@@ -69,10 +69,6 @@ class Session {
     JobPolicy policy;  // limits, inputs policy (see the header comment for the time limits)
     std::string state_dir;
     sandbox::CgroupBackend* cgroups = nullptr;
-    // The image (jobs/choose_image.h), held for the session's life; a refused
-    // image fails open() with "input rejected: " and the reason.
-    std::string image = "host";
-    std::string image_dir;
     // Called after the sandbox is prepared and before the kernel starts, with
     // the workspace mount fd and the sandbox user's host uid/gid.
     std::function<Status(int workspace_mount_fd, uid_t uid, gid_t gid)> fill_workspace;
@@ -84,6 +80,10 @@ class Session {
     std::optional<egress::GatewayConfig> egress;
     // What the host keeps of each call's answer (value, html, error, figures).
     CallCaps caps;
+    // The image (jobs/choose_image.h), held for the session's life; a refused
+    // image fails open() with "input rejected: " and the reason.
+    std::string image = "host";
+    std::string image_dir;
   };
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.

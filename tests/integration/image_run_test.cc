@@ -10,6 +10,10 @@
 #include <gtest/gtest.h>
 
 #include "base/sha256.h"
+#include "images/image_store.h"
+#include "images/image_use.h"
+#include "jobs/session.h"
+#include "sandbox/cgroup.h"
 #include "run_helpers.h"
 
 namespace {
@@ -165,6 +169,42 @@ TEST(ImagePool, WarmSandboxesOfAnImageServeOnlyJobsOnThatImage) {
   EXPECT_EQ(on_host["image"].value("name", ""), "host");
   ::kill(pool.pid(), SIGTERM);
   EXPECT_EQ(pool.wait(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  auto cgroups = airlock::sandbox::detect_cgroup_backend();
+  ASSERT_TRUE(cgroups) << cgroups.error().message();
+  airlock::jobs::Session::Options options{airlock::jobs::JobPolicy{}, dir.state(), cgroups->get(), {}, {}};
+  options.image = "minimal";
+  options.image_dir = test_store();
+  airlock::images::ImageStore store(test_store());
+  auto stored = store.resolve({"minimal", ""});
+  ASSERT_TRUE(stored);
+  {
+    auto session = airlock::jobs::Session::open(options);
+    ASSERT_TRUE(session) << session.error().message();
+    auto r = (*session)->exec("c1", {"shell", "cat /proc/self/mountinfo; head -1 /etc/os-release", 30000}, {});
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_NE(r->stdout_text.find("erofs /proc/self/fd/"), std::string::npos) << r->stdout_text;
+    EXPECT_NE(r->stdout_text.find("Debian"), std::string::npos) << r->stdout_text;
+    // Held: rm and gc could not take the image away now.
+    EXPECT_FALSE(airlock::images::claim_unused(store, stored->digest)) << "the open session does not hold its image";
+  }
+  EXPECT_TRUE(airlock::images::claim_unused(store, stored->digest)) << "the closed session still holds its image";
+
+  options.image = "no-such-image";
+  auto refused = airlock::jobs::Session::open(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("input rejected: unknown image 'no-such-image'"), std::string::npos)
+      << refused.error().message();
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "base/json_parse.h"
 #include "images/image_ref.h"
 #include "images/image_store.h"
+#include "jobs/run_request.h"
 
 namespace airlock::jobs {
 
@@ -33,6 +35,13 @@ Result<ChosenImage> choose_image(const std::string& text, const std::string& ima
   chosen.source.info = {ref->name, stored->digest, stored->manifest_digest};
   chosen.source.blob_path = stored->blob_path;
   chosen.source.pinned = !ref->digest.empty();
+  // The recipe's environment, from the manifest (written by airlock image build).
+  if (auto manifest = store.read_manifest(*stored); manifest) {
+    auto doc = parse_json_or_discarded(*manifest);
+    if (doc.is_object() && doc.contains("env") && doc["env"].is_object())
+      for (const auto& [name, value] : doc["env"].items())
+        if (value.is_string() && valid_env_name(name)) chosen.source.env[name] = value.get<std::string>();
+  }
 
   UniqueFd file(::open(stored->blob_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!file) {

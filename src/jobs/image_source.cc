@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "base/sha256.h"
 #include "sys/file_io.h"
 
@@ -33,6 +35,17 @@ Result<std::string> hash_fd(int fd) {
 }
 
 }  // namespace
+
+void apply_image_env(const ImageSource& image, const std::vector<std::pair<std::string, std::string>>& job_vars,
+                     std::vector<std::string>& env) {
+  for (const auto& [name, value] : image.env) {
+    if (std::any_of(job_vars.begin(), job_vars.end(), [&](const auto& v) { return v.first == name; })) continue;
+    std::string entry = name + "=" + value;
+    auto same = [&](const std::string& e) { return e.compare(0, name.size() + 1, name + "=") == 0; };
+    if (auto it = std::find_if(env.begin(), env.end(), same); it != env.end()) *it = entry;
+    else env.push_back(entry);
+  }
+}
 
 Result<std::optional<std::string>> check_image_file(int fd, const std::string& digest,
                                                      const std::string& cache_dir) {

@@ -10,8 +10,10 @@
 // the mount use the same open file.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "base/unique_fd.h"
@@ -24,8 +26,15 @@ struct ImageSource {
   sandbox::ImageInfo info{"host", "", ""};  // digest "" until the host image is applied
   std::string blob_path;                    // "" = the host image
   bool pinned = false;                      // named by digest in the request
+  std::map<std::string, std::string> env;   // the manifest's "env" (the recipe's environment)
   bool is_host() const { return blob_path.empty(); }
 };
+
+// The image's environment in a job's `env` (NAME=VALUE): it replaces the
+// base variables of the same name, and the job's own --env (`job_vars`)
+// replaces it.
+void apply_image_env(const ImageSource& image, const std::vector<std::pair<std::string, std::string>>& job_vars,
+                     std::vector<std::string>& env);
 
 // A refusal (the reason) when the open file's sha256 is not `digest`
 // ("sha256:<hex>"); an Error only when airlock itself failed.

@@ -43,7 +43,15 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
                       std::optional<PreparedSandbox>& sb) {
   const JobPolicy& p = req.policy;
   Laps laps(rec.timing);
+  auto image = choose_image(req.image, req.image_dir, env.state_dir);  // held until the job ends
+  if (!image) return std::unexpected(image.error());
+  if (!image->refusal.empty()) {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = image->refusal;
+    return {};
+  }
   sandbox::Command command = job_command(req);
+  apply_image_env(image->source, p.env, command.env);
   if (auto encoded = sandbox::encode_command(command); !encoded) {
     rec.outcome = Outcome::kInputRejected;
     rec.reason = encoded.error().what;
@@ -71,13 +79,6 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     snapshot = std::move(*loaded);
     rec.snapshot = {snapshot->manifest.digest(), snapshot->manifest.entries().size(),
                     snapshot->manifest.total_bytes()};
-  }
-  auto image = choose_image(req.image, req.image_dir, env.state_dir);  // held until the job ends
-  if (!image) return std::unexpected(image.error());
-  if (!image->refusal.empty()) {
-    rec.outcome = Outcome::kInputRejected;
-    rec.reason = image->refusal;
-    return {};
   }
   if (auto st = obtain_sandbox(req, env, command, image->source, rec, sb); !st) return st;
   rec.id = sb->id;

@@ -52,6 +52,7 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   if (!sb) return std::unexpected(sb.error());
   auto session = std::unique_ptr<Session>(new Session(std::move(*sb)));
   session->image_use_ = std::move(image->use);
+  session->image_env_ = image->source;
   session->caps_ = o.caps;
   PreparedSandbox& box = session->sandbox_;
   if (!o.inputs.empty()) {
@@ -73,6 +74,7 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   sandbox::Command command;
   command.argv = {"python3", "-c", keeper_source(), kernel_source()};
   command.env = job_environment(policy);
+  apply_image_env(session->image_env_, policy.env, command.env);
   command.exec_candidates = exec_candidates("python3", command.env);
   for (int fd : {box.stdout_r.get(), box.stderr_r.get()}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   // The keeper's first line on stdin is its secret (it reads it before any kernel starts).

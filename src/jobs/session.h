@@ -129,6 +129,7 @@ class Session {
   Result<Wait> await_fresh_kernel(bool exited, int64_t deadline_ms);
 
   std::optional<images::ImageUse> image_use_;  // the image stays in the store while the session lives
+  ImageSource image_env_;                       // its environment, for every kernel start
   PreparedSandbox sandbox_;
   std::optional<JobEgress> egress_;  // the session's gateway, stopped with the session
   std::vector<workspace::ManifestEntry> inputs_;

@@ -114,6 +114,7 @@ for line in open("/proc/self/mountinfo"):
     if f[4] == "/usr": print("usr", f[3], f[5], f[f.index("-") + 1], f[f.index("-") + 2])
 st = os.stat("/usr/bin/su") if os.path.exists("/usr/bin/su") else None
 print("su setuid", bool(st and st.st_mode & 0o4000))
+for k, v in sorted(os.environ.items()): print("env %s=%s" % (k, v))
 )";
   auto r = run_airlock({"run", "--json", "--state-dir", dir.state(), "--image", "minimal", "--image-dir",
                         test_store(), "--", "python3", "-c", code});
@@ -128,6 +129,14 @@ print("su setuid", bool(st and st.st_mode & 0o4000))
   EXPECT_EQ(out.find(test_store()), std::string::npos) << out;
   EXPECT_FALSE(rec["image"].value("digest", "").empty());
   EXPECT_TRUE(rec["image"].value("pinned", false));
+  // The recipe's environment (the manifest's "env") is the job's.
+  std::string hex = rec["image"].value("digest", "").substr(7);
+  auto manifest = nlohmann::json::parse(read_text(test_store() + "/manifests/" + hex + ".json"));
+  const nlohmann::json env = manifest.contains("env") ? manifest["env"] : nlohmann::json::object();
+  EXPECT_FALSE(env.empty()) << "the test image's recipe sets an environment";
+  for (auto it = env.begin(); it != env.end(); ++it)
+    EXPECT_NE(out.find("env " + it.key() + "=" + it.value().get<std::string>() + "\n"), std::string::npos)
+        << it.key() << "\n" << out;
 }
 
 TEST(ImageRun, HostIsRecordedUnpinned) {

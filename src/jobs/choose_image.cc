@@ -40,7 +40,8 @@ Result<ChosenImage> choose_image(const std::string& text, const std::string& ima
     auto doc = parse_json_or_discarded(*manifest);
     if (doc.is_object() && doc.contains("env") && doc["env"].is_object())
       for (const auto& [name, value] : doc["env"].items())
-        if (value.is_string() && valid_env_name(name)) chosen.source.env[name] = value.get<std::string>();
+        if (value.is_string() && valid_env_name(name))
+          chosen.source.env[name] = value.get<std::string>();
   }
 
   UniqueFd file(::open(stored->blob_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));

@@ -15,9 +15,11 @@ namespace {
 constexpr std::string_view kPrefix = "sha256:";
 
 std::string file_key(const struct stat& st) {
-  auto ts = [](const timespec& t) { return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec); };
-  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) +
-         " " + ts(st.st_mtim) + " " + ts(st.st_ctim);
+  auto ts = [](const timespec& t) {
+    return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec);
+  };
+  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
+         std::to_string(st.st_size) + " " + ts(st.st_mtim) + " " + ts(st.st_ctim);
 }
 
 Result<std::string> hash_fd(int fd) {
@@ -36,34 +38,44 @@ Result<std::string> hash_fd(int fd) {
 
 }  // namespace
 
-void apply_image_env(const ImageSource& image, const std::vector<std::pair<std::string, std::string>>& job_vars,
+void apply_image_env(const ImageSource& image,
+                     const std::vector<std::pair<std::string, std::string>>& job_vars,
                      std::vector<std::string>& env) {
   for (const auto& [name, value] : image.env) {
-    if (std::any_of(job_vars.begin(), job_vars.end(), [&](const auto& v) { return v.first == name; })) continue;
+    if (std::any_of(job_vars.begin(), job_vars.end(),
+                    [&](const auto& v) { return v.first == name; }))
+      continue;
     std::string entry = name + "=" + value;
-    auto same = [&](const std::string& e) { return e.compare(0, name.size() + 1, name + "=") == 0; };
-    if (auto it = std::find_if(env.begin(), env.end(), same); it != env.end()) *it = entry;
-    else env.push_back(entry);
+    auto same = [&](const std::string& e) {
+      return e.compare(0, name.size() + 1, name + "=") == 0;
+    };
+    if (auto it = std::find_if(env.begin(), env.end(), same); it != env.end())
+      *it = entry;
+    else
+      env.push_back(entry);
   }
 }
 
 Result<std::optional<std::string>> check_image_file(int fd, const std::string& digest,
-                                                     const std::string& cache_dir) {
+                                                    const std::string& cache_dir) {
   if (digest.rfind(kPrefix, 0) != 0 || digest.size() != kPrefix.size() + 64)
     return fail("not an image digest: " + digest);
   const std::string hex = digest.substr(kPrefix.size());
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) < 0) return fail_errno("stat the image file");
-  if (!S_ISREG(st.st_mode)) return std::optional<std::string>("the image file is not a regular file");
+  if (!S_ISREG(st.st_mode))
+    return std::optional<std::string>("the image file is not a regular file");
   const std::string key = file_key(st);
   const std::string dir = cache_dir + "/image-verified";
   const std::string cached = dir + "/" + hex;
   if (!cache_dir.empty())
-    if (auto seen = sys::read_file(cached, 4096); seen && *seen == key) return std::optional<std::string>();
+    if (auto seen = sys::read_file(cached, 4096); seen && *seen == key)
+      return std::optional<std::string>();
   auto actual = hash_fd(fd);
   if (!actual) return std::unexpected(actual.error());
   if (*actual != hex)
-    return std::optional<std::string>("image is corrupt: its sha256 is " + *actual + ", not " + hex);
+    return std::optional<std::string>("image is corrupt: its sha256 is " + *actual + ", not " +
+                                      hex);
   if (!cache_dir.empty() && sys::make_dirs(dir, 0700))
     (void)sys::write_file_atomic(cached, key, 0600);  // a lost cache entry only costs a rehash
   return std::optional<std::string>();
@@ -74,7 +86,8 @@ Result<OpenedImage> open_image(const ImageSource& image, const std::string& cach
   UniqueFd file(::open(image.blob_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!file) {
     if (errno == ENOENT) {
-      opened.refusal = "image " + image.info.name + " (" + image.info.digest + ") is missing from the store";
+      opened.refusal =
+          "image " + image.info.name + " (" + image.info.digest + ") is missing from the store";
       return opened;
     }
     return fail_errno("open the image file " + image.blob_path);

@@ -33,13 +33,14 @@ struct ImageSource {
 // The image's environment in a job's `env` (NAME=VALUE): it replaces the
 // base variables of the same name, and the job's own --env (`job_vars`)
 // replaces it.
-void apply_image_env(const ImageSource& image, const std::vector<std::pair<std::string, std::string>>& job_vars,
+void apply_image_env(const ImageSource& image,
+                     const std::vector<std::pair<std::string, std::string>>& job_vars,
                      std::vector<std::string>& env);
 
 // A refusal (the reason) when the open file's sha256 is not `digest`
 // ("sha256:<hex>"); an Error only when airlock itself failed.
 Result<std::optional<std::string>> check_image_file(int fd, const std::string& digest,
-                                                     const std::string& cache_dir);
+                                                    const std::string& cache_dir);
 
 // Opens the image file, checks it (above) and mounts it. A refusal (missing,
 // corrupt, not an image) is the Error's message, with err 0 for a refusal

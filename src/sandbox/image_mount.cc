@@ -16,9 +16,12 @@ std::unexpected<ImageMountError> failed(ImageMountFailure kind, std::string what
 
 std::string_view image_mount_failure_name(ImageMountFailure kind) {
   switch (kind) {
-    case ImageMountFailure::kOpenFile: return "open_file";
-    case ImageMountFailure::kNotAnImage: return "not_an_image";
-    case ImageMountFailure::kMountApi: return "mount_api";
+    case ImageMountFailure::kOpenFile:
+      return "open_file";
+    case ImageMountFailure::kNotAnImage:
+      return "not_an_image";
+    case ImageMountFailure::kMountApi:
+      return "mount_api";
   }
   return "mount_api";
 }

@@ -18,9 +18,9 @@
 namespace airlock::sandbox {
 
 enum class ImageMountFailure {
-  kOpenFile,     // the image file cannot be opened
-  kNotAnImage,   // the kernel refused it as erofs (not erofs, or corrupt)
-  kMountApi,     // fsopen/fsmount/open_tree failed (kernel without erofs, ...)
+  kOpenFile,    // the image file cannot be opened
+  kNotAnImage,  // the kernel refused it as erofs (not erofs, or corrupt)
+  kMountApi,    // fsopen/fsmount/open_tree failed (kernel without erofs, ...)
 };
 std::string_view image_mount_failure_name(ImageMountFailure kind);
 

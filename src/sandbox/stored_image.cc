@@ -14,7 +14,7 @@ namespace {
 enum class Kind { kMissing, kDir, kFile, kLink, kOther };
 
 Kind kind_of(int root, const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::fstatat(root, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return Kind::kMissing;
   if (S_ISDIR(st.st_mode)) return Kind::kDir;
   if (S_ISREG(st.st_mode)) return Kind::kFile;
@@ -43,14 +43,16 @@ Status import_entry(SandboxSpec& spec, const ImageMount& image, const std::strin
       return {};
     }
     case Kind::kMissing:
-    case Kind::kOther: return {};
+    case Kind::kOther:
+      return {};
   }
   return {};
 }
 
 }  // namespace
 
-Status apply_stored_image(SandboxSpec& spec, const ImageMount& image, std::vector<UniqueFd>& trees) {
+Status apply_stored_image(SandboxSpec& spec, const ImageMount& image,
+                          std::vector<UniqueFd>& trees) {
   if (kind_of(image.fd(), "usr") != Kind::kDir) return fail("the image has no /usr directory");
   add_base_layout(spec);
   for (const char* name : kTopLevel)

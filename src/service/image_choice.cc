@@ -15,7 +15,8 @@ ApiResult<std::string> accept_image(const ServiceConfig& c, const std::string& t
   auto ref = images::parse_image_ref(text);
   if (!ref) return api_error(400, "bad_request", "image: " + ref.error().message());
   if (!tenant_may_use_image(c, tenant, ref->name))
-    return api_error(403, "forbidden", "image: tenant " + tenant + " may not use the image '" + ref->name + "'");
+    return api_error(403, "forbidden",
+                     "image: tenant " + tenant + " may not use the image '" + ref->name + "'");
   if (ref->name == images::kHostImage || !ref->digest.empty()) return text;
   auto stored = images::ImageStore(service_image_dir(c)).resolve(*ref);
   if (!stored) return text;  // refused with the reason when the job runs

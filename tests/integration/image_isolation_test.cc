@@ -11,6 +11,7 @@
 // into A's view (/proc/<pid>/root), standing for a job that got past the
 // filter. POSIX record locks (F_SETLK/F_GETLK) are allowed inside (sqlite
 // needs them), so that attack is made by the jobs themselves.
+#include <gtest/gtest.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -18,8 +19,6 @@
 #include <filesystem>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "run_helpers.h"
 
@@ -71,8 +70,9 @@ class ImageIsolation : public testing::TestWithParam<std::string> {
                    << " (scripts/test-setup/20-images.sh builds it)";
   }
   std::vector<std::string> run_args(const std::string& code) {
-    return {"run", "--json", "--state-dir", dir_.state(), "--image", GetParam(), "--image-dir",
-            store_dir(), "--timeout", "40", "--", "python3", "-c", code};
+    return {"run",      "--json",      "--state-dir", dir_.state(), "--image",
+            GetParam(), "--image-dir", store_dir(),   "--timeout",  "40",
+            "--",       "python3",     "-c",          code};
   }
   // The pid of job A's payload once it holds its lock; 0 on timeout.
   pid_t holder_ready(pid_t airlock) {
@@ -93,7 +93,8 @@ TEST_P(ImageIsolation, ALockOrAWatchInOneJobShowsNothingOfTheOther) {
   const bool host = GetParam() == "host";
   Spawned holder(run_args(kHolder), dir_.path(), dir_.state());
   pid_t a = holder_ready(holder.pid());
-  ASSERT_NE(a, 0) << "job A never took its lock: " << airlock::testing::read_text(dir_.sub("airlock.out"))
+  ASSERT_NE(a, 0) << "job A never took its lock: "
+                  << airlock::testing::read_text(dir_.sub("airlock.out"))
                   << airlock::testing::read_text(dir_.sub("airlock.err"));
   std::string a_root = "/proc/" + std::to_string(a) + "/root";
 
@@ -124,6 +125,8 @@ TEST_P(ImageIsolation, ALockOrAWatchInOneJobShowsNothingOfTheOther) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Images, ImageIsolation, testing::Values("host", kImage),
-                         [](const testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace

@@ -1,20 +1,19 @@
 // `airlock run --image`: what a job on a stored image sees, and the images
 // that are refused before anything starts (input_rejected, with the reason).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "base/sha256.h"
 #include "images/image_store.h"
 #include "images/image_use.h"
 #include "jobs/session.h"
-#include "sandbox/cgroup.h"
 #include "run_helpers.h"
+#include "sandbox/cgroup.h"
 
 namespace {
 
@@ -35,11 +34,13 @@ class TinyStore : public testing::Test {
  protected:
   void SetUp() override {
     store_ = dir_.sub("store");
-    for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"}) fs::create_directories(store_ + "/" + d);
+    for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"})
+      fs::create_directories(store_ + "/" + d);
     fs::create_directories(dir_.sub("root/usr/lib"));
     write_text(dir_.sub("root/usr/lib/os-release"), "ID=tiny\n");
     std::string blob = dir_.sub("tiny.erofs");
-    std::string cmd = "mkfs.erofs -T0 --all-root " + blob + " " + dir_.sub("root") + " >/dev/null 2>&1";
+    std::string cmd =
+        "mkfs.erofs -T0 --all-root " + blob + " " + dir_.sub("root") + " >/dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << "mkfs.erofs (erofs-utils) is needed";
     hex_ = airlock::Sha256::of(read_text(blob));
     blob_ = store_ + "/blobs/" + hex_ + ".erofs";
@@ -48,8 +49,8 @@ class TinyStore : public testing::Test {
     write_text(store_ + "/names/tiny", "sha256:" + hex_ + "\n");
   }
   airlock::testing::Ran run(const std::string& image) {
-    return run_airlock({"run", "--json", "--state-dir", dir_.state(), "--image", image, "--image-dir", store_,
-                        "--", "/usr/bin/true"});
+    return run_airlock({"run", "--json", "--state-dir", dir_.state(), "--image", image,
+                        "--image-dir", store_, "--", "/usr/bin/true"});
   }
   TempDir dir_;
   std::string store_, hex_, blob_;
@@ -68,8 +69,10 @@ TEST_F(TinyStore, UnknownNamesAndWrongPinsAreRefusedBeforeAnythingStarts) {
     auto r = run(c.image);
     auto rec = r.record();
     EXPECT_EQ(rec.value("outcome", ""), "input_rejected") << c.image << "\n" << r.out << r.err;
-    EXPECT_NE(rec.value("reason", "").find(c.reason), std::string::npos) << c.image << ": " << rec.value("reason", "");
-    EXPECT_FALSE(rec.value("timing", nlohmann::json::object()).contains("prepare_ms")) << "a sandbox was made";
+    EXPECT_NE(rec.value("reason", "").find(c.reason), std::string::npos)
+        << c.image << ": " << rec.value("reason", "");
+    EXPECT_FALSE(rec.value("timing", nlohmann::json::object()).contains("prepare_ms"))
+        << "a sandbox was made";
   }
 }
 
@@ -91,7 +94,8 @@ TEST_F(TinyStore, ACorruptImageIsRefusedEvenAfterItWasVerified) {
   ::close(fd);
   auto second = run("tiny").record();
   EXPECT_EQ(second.value("outcome", ""), "input_rejected") << second.dump();
-  EXPECT_NE(second.value("reason", "").find("corrupt"), std::string::npos) << second.value("reason", "");
+  EXPECT_NE(second.value("reason", "").find("corrupt"), std::string::npos)
+      << second.value("reason", "");
   EXPECT_NE(second.value("reason", "").find(hex_), std::string::npos);
   // Gone from the store: refused as missing.
   fs::remove(blob_);
@@ -116,8 +120,8 @@ st = os.stat("/usr/bin/su") if os.path.exists("/usr/bin/su") else None
 print("su setuid", bool(st and st.st_mode & 0o4000))
 for k, v in sorted(os.environ.items()): print("env %s=%s" % (k, v))
 )";
-  auto r = run_airlock({"run", "--json", "--state-dir", dir.state(), "--image", "minimal", "--image-dir",
-                        test_store(), "--", "python3", "-c", code});
+  auto r = run_airlock({"run", "--json", "--state-dir", dir.state(), "--image", "minimal",
+                        "--image-dir", test_store(), "--", "python3", "-c", code});
   auto rec = r.record();
   ASSERT_EQ(rec.value("outcome", ""), "succeeded") << r.out << r.err;
   std::string out = rec["stdout"].value("text", "");
@@ -135,8 +139,10 @@ for k, v in sorted(os.environ.items()): print("env %s=%s" % (k, v))
   const nlohmann::json env = manifest.contains("env") ? manifest["env"] : nlohmann::json::object();
   EXPECT_FALSE(env.empty()) << "the test image's recipe sets an environment";
   for (auto it = env.begin(); it != env.end(); ++it)
-    EXPECT_NE(out.find("env " + it.key() + "=" + it.value().get<std::string>() + "\n"), std::string::npos)
-        << it.key() << "\n" << out;
+    EXPECT_NE(out.find("env " + it.key() + "=" + it.value().get<std::string>() + "\n"),
+              std::string::npos)
+        << it.key() << "\n"
+        << out;
 }
 
 TEST(ImageRun, HostIsRecordedUnpinned) {
@@ -157,13 +163,14 @@ TEST(ImagePool, WarmSandboxesOfAnImageServeOnlyJobsOnThatImage) {
     GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
                  << " (scripts/test-setup/20-images.sh builds it)";
   TempDir dir;
-  airlock::testing::Spawned pool({"pool", "--state-dir", dir.state(), "--warm", "1", "--preloaded", "0", "--image",
-                                  "minimal", "--image-dir", test_store()},
+  airlock::testing::Spawned pool({"pool", "--state-dir", dir.state(), "--warm", "1", "--preloaded",
+                                  "0", "--image", "minimal", "--image-dir", test_store()},
                                  dir.path(), dir.state());
   for (int i = 0; i < 3000 && !fs::exists(dir.state() + "/pool.sock"); ++i) ::usleep(10000);
   auto job = [&](const std::string& image) {
-    return run_airlock({"run", "--json", "--start", "warm", "--state-dir", dir.state(), "--image", image,
-                        "--image-dir", test_store(), "--", "/bin/sh", "-c", "head -1 /etc/os-release"})
+    return run_airlock({"run", "--json", "--start", "warm", "--state-dir", dir.state(), "--image",
+                        image, "--image-dir", test_store(), "--", "/bin/sh", "-c",
+                        "head -1 /etc/os-release"})
         .record();
   };
   for (int i = 0; i < 2; ++i) {  // the second one comes from the refill
@@ -191,7 +198,8 @@ TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
   TempDir dir;
   auto cgroups = airlock::sandbox::detect_cgroup_backend();
   ASSERT_TRUE(cgroups) << cgroups.error().message();
-  airlock::jobs::Session::Options options{airlock::jobs::JobPolicy{}, dir.state(), cgroups->get(), {}, {}};
+  airlock::jobs::Session::Options options{
+      airlock::jobs::JobPolicy{}, dir.state(), cgroups->get(), {}, {}};
   options.image = "minimal";
   options.image_dir = test_store();
   airlock::images::ImageStore store(test_store());
@@ -200,19 +208,23 @@ TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
   {
     auto session = airlock::jobs::Session::open(options);
     ASSERT_TRUE(session) << session.error().message();
-    auto r = (*session)->exec("c1", {"shell", "cat /proc/self/mountinfo; head -1 /etc/os-release", 30000}, {});
+    auto r = (*session)->exec(
+        "c1", {"shell", "cat /proc/self/mountinfo; head -1 /etc/os-release", 30000}, {});
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_NE(r->stdout_text.find("erofs /proc/self/fd/"), std::string::npos) << r->stdout_text;
     EXPECT_NE(r->stdout_text.find("Debian"), std::string::npos) << r->stdout_text;
     // Held: rm and gc could not take the image away now.
-    EXPECT_FALSE(airlock::images::claim_unused(store, stored->digest)) << "the open session does not hold its image";
+    EXPECT_FALSE(airlock::images::claim_unused(store, stored->digest))
+        << "the open session does not hold its image";
   }
-  EXPECT_TRUE(airlock::images::claim_unused(store, stored->digest)) << "the closed session still holds its image";
+  EXPECT_TRUE(airlock::images::claim_unused(store, stored->digest))
+      << "the closed session still holds its image";
 
   options.image = "no-such-image";
   auto refused = airlock::jobs::Session::open(options);
   ASSERT_FALSE(refused);
-  EXPECT_NE(refused.error().message().find("input rejected: unknown image 'no-such-image'"), std::string::npos)
+  EXPECT_NE(refused.error().message().find("input rejected: unknown image 'no-such-image'"),
+            std::string::npos)
       << refused.error().message();
 }
 

@@ -27,7 +27,8 @@ class ImageChoice : public ::testing::Test {
     ASSERT_TRUE(sys::write_file_atomic(dir_ + "/blobs/" + hex + ".erofs", "not really an image"));
     ASSERT_TRUE(sys::write_file_atomic(dir_ + "/manifests/" + hex + ".json", "{}"));
     ASSERT_TRUE(sys::write_file_atomic(dir_ + "/names/pydata", kDigest + "\n"));
-    auto c = parse_config("image_dir = \"" + dir_ + "\"\ndefault_image = \"pydata\"\n"
+    auto c = parse_config("image_dir = \"" + dir_ +
+                          "\"\ndefault_image = \"pydata\"\n"
                           "pool_images = [\"pydata\"]\n"
                           "[tenants.narrow]\nimages = [\"pydata\"]\nweight = 2\n");
     ASSERT_TRUE(c) << c.error().message();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "jobs/choose_image.h"
 #include "jobs/job_egress.h"
 #include "jobs/job_sandbox.h"
 #include "jobs/job_snapshot.h"
@@ -43,7 +44,15 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
                       std::optional<PreparedSandbox>& sb) {
   const JobPolicy& p = req.policy;
   Laps laps(rec.timing);
+  auto image = choose_image(req.image, req.image_dir, env.state_dir);  // held until the job ends
+  if (!image) return std::unexpected(image.error());
+  if (!image->refusal.empty()) {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = image->refusal;
+    return {};
+  }
   sandbox::Command command = job_command(req);
+  apply_image_env(image->source, p.env, command.env);
   if (auto st = sandbox::apply_profile(*sandbox::find_profile(req.profile), p.env, command); !st) return st;
   if (auto encoded = sandbox::encode_command(command); !encoded) {
     rec.outcome = Outcome::kInputRejected;
@@ -73,11 +82,15 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     rec.snapshot = {snapshot->manifest.digest(), snapshot->manifest.entries().size(),
                     snapshot->manifest.total_bytes()};
   }
-  if (auto st = obtain_sandbox(req, env, command, rec, sb); !st) return st;
+  if (auto st = obtain_sandbox(req, env, command, image->source, rec, sb); !st) return st;
   rec.id = sb->id;
   rec.host_uid = sandbox::IdMap{sb->host_base()}.host_uid_of_job();
-  rec.image_name = sb->image.name;
-  rec.image_digest = sb->image.digest;
+  // The host image's digest is known once it is applied (by whoever prepared the sandbox).
+  const sandbox::ImageInfo& used = image->source.is_host() ? sb->image : image->source.info;
+  rec.image_name = used.name;
+  rec.image_digest = used.digest;
+  rec.image_manifest_digest = used.manifest_digest;
+  rec.image_pinned = !image->source.is_host();
   laps.lap(rec.prepared == "ahead" ? "take" : "prepare");
 
   std::string input_dir = "/proc/self/fd/" + std::to_string(sb->mounts.inputs.get());
@@ -192,9 +205,12 @@ JobRecord new_record(const RunRequest& req, const RunEnvironment& env) {
   rec.owner = env.owner;
   rec.command = req.command;
   rec.image_name = req.image;
-  rec.profile_name = req.profile;
-  if (const sandbox::Profile* profile = sandbox::find_profile(req.profile))
-    rec.profile_digest = sandbox::profile_digest(*profile);
+  if (auto refusal = profile_refusal(req); !refusal.empty()) {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = refusal;
+  } else {
+    result = run_in_sandbox(req, env, rec, sb);
+  }
   rec.policy = req.policy;
   rec.started_at = now_rfc3339();
   rec.sandbox_uid = kSandboxUid;
@@ -222,6 +238,7 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   } else {
     result = run_in_sandbox(req, env, rec, sb);
   }
+  result = run_in_sandbox(req, env, rec, sb);
   if (!result) {
     rec.outcome = Outcome::kSandboxError;
     rec.reason = result.error().message();

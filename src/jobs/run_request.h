@@ -22,7 +22,8 @@ struct RunRequest {
   std::string record_path;          // empty: not written besides the state dir
   bool json = false;
   bool quiet = false;  // no summary line on stderr (the service reads stderr as the program's)
-  std::string image = "host";
+  std::string image = "host";  // checked when the job starts (jobs/choose_image.h)
+  std::string image_dir;       // empty: $AIRLOCK_IMAGE_DIR or <state_dir>/images
   // A profile's name (sandbox/profile.h); checked when the job runs, so that
   // an unknown one ends as input_rejected with a record.
   std::string profile = "standard";

@@ -1,0 +1,231 @@
+// `airlock run --image`: what a job on a stored image sees, and the images
+// that are refused before anything starts (input_rejected, with the reason).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "base/sha256.h"
+#include "images/image_store.h"
+#include "images/image_use.h"
+#include "jobs/session.h"
+#include "run_helpers.h"
+#include "sandbox/cgroup.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using airlock::testing::read_text;
+using airlock::testing::run_airlock;
+using airlock::testing::TempDir;
+using airlock::testing::write_text;
+
+std::string test_store() {
+  const char* d = std::getenv("AIRLOCK_TEST_IMAGE_DIR");
+  return d ? d : std::string(AIRLOCK_SOURCE_DIR) + "/build/images";
+}
+
+// A store of its own with one tiny image `tiny` (a /usr with one file),
+// made with mkfs.erofs: enough to be checked and refused, not to run.
+class TinyStore : public testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = dir_.sub("store");
+    for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"})
+      fs::create_directories(store_ + "/" + d);
+    fs::create_directories(dir_.sub("root/usr/lib"));
+    write_text(dir_.sub("root/usr/lib/os-release"), "ID=tiny\n");
+    std::string blob = dir_.sub("tiny.erofs");
+    std::string cmd =
+        "mkfs.erofs -T0 --all-root " + blob + " " + dir_.sub("root") + " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << "mkfs.erofs (erofs-utils) is needed";
+    hex_ = airlock::Sha256::of(read_text(blob));
+    blob_ = store_ + "/blobs/" + hex_ + ".erofs";
+    fs::rename(blob, blob_);
+    write_text(store_ + "/manifests/" + hex_ + ".json", "{\"name\":\"tiny\"}\n");
+    write_text(store_ + "/names/tiny", "sha256:" + hex_ + "\n");
+  }
+  airlock::testing::Ran run(const std::string& image) {
+    return run_airlock({"run", "--json", "--state-dir", dir_.state(), "--image", image,
+                        "--image-dir", store_, "--", "/usr/bin/true"});
+  }
+  TempDir dir_;
+  std::string store_, hex_, blob_;
+};
+
+TEST_F(TinyStore, UnknownNamesAndWrongPinsAreRefusedBeforeAnythingStarts) {
+  struct Want {
+    std::string image, reason;
+  } cases[] = {
+      {"nothere", "unknown image 'nothere'"},
+      {"tiny@sha256:" + std::string(64, 'a'), "the pinned digest is not that image"},
+      {"Not-A-Name", "image name"},
+      {"host@sha256:" + std::string(64, 'a'), "cannot be pinned"},
+  };
+  for (const auto& c : cases) {
+    auto r = run(c.image);
+    auto rec = r.record();
+    EXPECT_EQ(rec.value("outcome", ""), "input_rejected") << c.image << "\n" << r.out << r.err;
+    EXPECT_NE(rec.value("reason", "").find(c.reason), std::string::npos)
+        << c.image << ": " << rec.value("reason", "");
+    EXPECT_FALSE(rec.value("timing", nlohmann::json::object()).contains("prepare_ms"))
+        << "a sandbox was made";
+  }
+}
+
+TEST_F(TinyStore, ACorruptImageIsRefusedEvenAfterItWasVerified) {
+  // Intact: checked and mounted (the job itself fails: the tiny image has no programs).
+  auto first = run("tiny@sha256:" + hex_).record();
+  EXPECT_NE(first.value("outcome", ""), "input_rejected") << first.dump();
+  EXPECT_EQ(first["image"].value("digest", ""), "sha256:" + hex_);
+  EXPECT_TRUE(first["image"].value("pinned", false));
+  EXPECT_EQ(first["image"].value("requested", ""), "tiny@sha256:" + hex_);
+  EXPECT_EQ(first["image"].value("manifest_digest", ""),
+            "sha256:" + airlock::Sha256::of(read_text(store_ + "/manifests/" + hex_ + ".json")));
+  // One byte changes in place: the verification kept for the file no longer
+  // applies (its ctime changed), so it is hashed again and refused.
+  fs::permissions(blob_, fs::perms::owner_write, fs::perm_options::add);
+  int fd = ::open(blob_.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "X", 1, 2000), 1);
+  ::close(fd);
+  auto second = run("tiny").record();
+  EXPECT_EQ(second.value("outcome", ""), "input_rejected") << second.dump();
+  EXPECT_NE(second.value("reason", "").find("corrupt"), std::string::npos)
+      << second.value("reason", "");
+  EXPECT_NE(second.value("reason", "").find(hex_), std::string::npos);
+  // Gone from the store: refused as missing.
+  fs::remove(blob_);
+  auto third = run("tiny").record();
+  EXPECT_EQ(third.value("outcome", ""), "input_rejected") << third.dump();
+}
+
+TEST(ImageRun, TheImageIsReadOnlyNosuidAndNamesNoHostPath) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  const char* code = R"(
+import errno, os
+try:
+    open("/usr/bin/airlock-was-here", "w"); print("ESCAPED wrote /usr")
+except OSError as e: print("write /usr", errno.errorcode[e.errno])
+for line in open("/proc/self/mountinfo"):
+    f = line.split()
+    if f[4] == "/usr": print("usr", f[3], f[5], f[f.index("-") + 1], f[f.index("-") + 2])
+st = os.stat("/usr/bin/su") if os.path.exists("/usr/bin/su") else None
+print("su setuid", bool(st and st.st_mode & 0o4000))
+for k, v in sorted(os.environ.items()): print("env %s=%s" % (k, v))
+)";
+  auto r = run_airlock({"run", "--json", "--state-dir", dir.state(), "--image", "minimal",
+                        "--image-dir", test_store(), "--", "python3", "-c", code});
+  auto rec = r.record();
+  ASSERT_EQ(rec.value("outcome", ""), "succeeded") << r.out << r.err;
+  std::string out = rec["stdout"].value("text", "");
+  EXPECT_NE(out.find("write /usr EROFS"), std::string::npos) << out;
+  // The mount's root is /usr inside the image; its source is the fd the
+  // host mounted it from, never the image's path in the store.
+  EXPECT_NE(out.find("usr /usr ro,nosuid,nodev"), std::string::npos) << out;
+  EXPECT_NE(out.find("erofs /proc/self/fd/"), std::string::npos) << out;
+  EXPECT_EQ(out.find(test_store()), std::string::npos) << out;
+  EXPECT_FALSE(rec["image"].value("digest", "").empty());
+  EXPECT_TRUE(rec["image"].value("pinned", false));
+  // The recipe's environment (the manifest's "env") is the job's.
+  std::string hex = rec["image"].value("digest", "").substr(7);
+  auto manifest = nlohmann::json::parse(read_text(test_store() + "/manifests/" + hex + ".json"));
+  const nlohmann::json env = manifest.contains("env") ? manifest["env"] : nlohmann::json::object();
+  EXPECT_FALSE(env.empty()) << "the test image's recipe sets an environment";
+  for (auto it = env.begin(); it != env.end(); ++it)
+    EXPECT_NE(out.find("env " + it.key() + "=" + it.value().get<std::string>() + "\n"),
+              std::string::npos)
+        << it.key() << "\n"
+        << out;
+}
+
+TEST(ImageRun, HostIsRecordedUnpinned) {
+  TempDir dir;
+  auto rec = run_airlock({"run", "--json", "--state-dir", dir.state(), "--", "/bin/true"}).record();
+  ASSERT_EQ(rec.value("outcome", ""), "succeeded");
+  EXPECT_EQ(rec["image"].value("name", ""), "host");
+  EXPECT_FALSE(rec["image"].value("pinned", true));
+  EXPECT_TRUE(rec["image"]["manifest_digest"].is_null());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ImagePool, WarmSandboxesOfAnImageServeOnlyJobsOnThatImage) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  airlock::testing::Spawned pool({"pool", "--state-dir", dir.state(), "--warm", "1", "--preloaded",
+                                  "0", "--image", "minimal", "--image-dir", test_store()},
+                                 dir.path(), dir.state());
+  for (int i = 0; i < 3000 && !fs::exists(dir.state() + "/pool.sock"); ++i) ::usleep(10000);
+  auto job = [&](const std::string& image) {
+    return run_airlock({"run", "--json", "--start", "warm", "--state-dir", dir.state(), "--image",
+                        image, "--image-dir", test_store(), "--", "/bin/sh", "-c",
+                        "head -1 /etc/os-release"})
+        .record();
+  };
+  for (int i = 0; i < 2; ++i) {  // the second one comes from the refill
+    auto rec = job("minimal");
+    EXPECT_EQ(rec.value("outcome", ""), "succeeded") << rec.dump();
+    EXPECT_EQ(rec["sandbox"].value("start", ""), "warm");
+    EXPECT_EQ(rec["image"].value("name", ""), "minimal");
+    EXPECT_NE(rec["stdout"].value("text", "").find("Debian"), std::string::npos);
+  }
+  auto on_host = job("host");  // host has its own class: never a sandbox of the image
+  EXPECT_EQ(on_host["sandbox"].value("start", ""), "warm");
+  EXPECT_EQ(on_host["image"].value("name", ""), "host");
+  ::kill(pool.pid(), SIGTERM);
+  EXPECT_EQ(pool.wait(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  auto cgroups = airlock::sandbox::detect_cgroup_backend();
+  ASSERT_TRUE(cgroups) << cgroups.error().message();
+  airlock::jobs::Session::Options options{
+      airlock::jobs::JobPolicy{}, dir.state(), cgroups->get(), {}, {}};
+  options.image = "minimal";
+  options.image_dir = test_store();
+  airlock::images::ImageStore store(test_store());
+  auto stored = store.resolve({"minimal", ""});
+  ASSERT_TRUE(stored);
+  {
+    auto session = airlock::jobs::Session::open(options);
+    ASSERT_TRUE(session) << session.error().message();
+    auto r = (*session)->exec(
+        "c1", {"shell", "cat /proc/self/mountinfo; head -1 /etc/os-release", 30000}, {});
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_NE(r->stdout_text.find("erofs /proc/self/fd/"), std::string::npos) << r->stdout_text;
+    EXPECT_NE(r->stdout_text.find("Debian"), std::string::npos) << r->stdout_text;
+    // Held: rm and gc could not take the image away now.
+    EXPECT_FALSE(airlock::images::claim_unused(store, stored->digest))
+        << "the open session does not hold its image";
+  }
+  EXPECT_TRUE(airlock::images::claim_unused(store, stored->digest))
+      << "the closed session still holds its image";
+
+  options.image = "no-such-image";
+  auto refused = airlock::jobs::Session::open(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("input rejected: unknown image 'no-such-image'"),
+            std::string::npos)
+      << refused.error().message();
+}
+
+}  // namespace

@@ -7,10 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "validate/xml.h"
+
 namespace airlock::workspace {
 namespace {
 
-constexpr std::array<std::pair<FileType, std::string_view>, 9> kNames = {{
+constexpr std::array<std::pair<FileType, std::string_view>, 10> kNames = {{
     {FileType::kText, "text"},
     {FileType::kCsv, "csv"},
     {FileType::kTsv, "tsv"},
@@ -19,6 +21,7 @@ constexpr std::array<std::pair<FileType, std::string_view>, 9> kNames = {{
     {FileType::kJpeg, "jpeg"},
     {FileType::kPdf, "pdf"},
     {FileType::kSvg, "svg"},
+    {FileType::kXml, "xml"},
     {FileType::kBinary, "binary"},
 }};
 
@@ -151,6 +154,14 @@ bool is_json(std::string_view s) {
   return nlohmann::json::accept(s);
 }
 
+// `s` is already known to be text: markup first, and a well-formed document.
+bool is_xml(std::string_view s) {
+  std::string_view body = s.starts_with(kUtf8Bom) ? s.substr(kUtf8Bom.size()) : s;
+  body = skip_xml_space(body);
+  if (!body.starts_with('<')) return false;
+  return validate::read_xml(s).has_value();
+}
+
 // RFC-4180 records separated by '\n' or "\r\n"; fields separated by `delim`;
 // quoted fields may hold delimiters, doubled quotes and line breaks. True when
 // every non-empty record has the same field count and that count is > 1.
@@ -225,6 +236,7 @@ FileType detect_type(std::string_view content) {
   if (!is_text(content)) return FileType::kBinary;
   if (is_json(content)) return FileType::kJson;
   if (is_svg(content)) return FileType::kSvg;
+  if (is_xml(content)) return FileType::kXml;
   if (is_delimited(content, ',')) return FileType::kCsv;
   if (is_delimited(content, '\t')) return FileType::kTsv;
   return FileType::kText;
@@ -232,7 +244,7 @@ FileType detect_type(std::string_view content) {
 
 TypeSet default_input_types() {
   return {FileType::kText, FileType::kCsv,  FileType::kTsv, FileType::kJson,
-          FileType::kPng,  FileType::kJpeg, FileType::kPdf};
+          FileType::kPng,  FileType::kJpeg, FileType::kPdf, FileType::kXml};
 }
 
 TypeSet default_output_types() {

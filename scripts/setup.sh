@@ -14,6 +14,8 @@ packages=(
   python3 libpython3-stdlib libpython3.11 python3-numpy python3-pandas python3-matplotlib
   bubblewrap util-linux iproute2 procps openssl curl
   slowhttptest
+  # airlock image build: Debian roots from recipes, packed as erofs images (docs/images.md)
+  mmdebstrap erofs-utils
   # the pdf check's reader (pdfinfo, pdftotext), run in a sandbox on the host image
   poppler-utils
 )

@@ -13,6 +13,7 @@ int verify_command(const std::vector<std::string>& args);  // verify_command.cc
 int pool_command(const std::vector<std::string>& args);    // pool_command.cc
 int session_command(const std::vector<std::string>& args);  // session_command.cc
 int zygote_command(const std::vector<std::string>& args);  // zygote_command.cc (internal)
+int image_command(const std::vector<std::string>& args);   // image_command.cc
 
 namespace {
 
@@ -25,7 +26,8 @@ const char* const kUsage =
     "  verify [--data-dir DIR]             check the job service's record chains\n"
     "  pool [OPTIONS]                      keep warm and preloaded sandboxes ready (see airlock pool --help)\n"
     "  session COMMAND [ARGS]              sessions of a running airlock serve: create, exec, files, close, ...\n"
-    "                                      (see airlock session --help)\n";
+    "                                      (see airlock session --help)\n"
+    "  image build|list|inspect|rm|gc      images built from recipes, and their store (see airlock image --help)\n";
 
 }  // namespace
 
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   if (command == "pool") return pool_command(args);
   if (command == "session") return session_command(args);
   if (command == "zygote") return zygote_command(args);
+  if (command == "image") return image_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

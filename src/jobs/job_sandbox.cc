@@ -8,6 +8,7 @@
 #include "jobs/policy.h"
 #include "sandbox/core_pattern.h"
 #include "sandbox/seccomp_cache.h"
+#include "sandbox/stored_image.h"
 #include "sandbox/tmpfs.h"
 #include "sys/descriptors.h"
 
@@ -63,20 +64,26 @@ std::vector<std::string> exec_candidates(const std::string& program,
 }
 
 Result<JobSpec> build_job_spec(const JobPolicy& p, const std::string& root_mountpoint,
-                               const Mounts& mounts, const std::string& cache_dir) {
+                               Mounts& mounts, const std::string& cache_dir,
+                               const sandbox::ImageMount* mounted) {
   JobSpec job;
   sandbox::SandboxSpec& spec = job.spec;
   spec.uid = kSandboxUid;
   spec.gid = kSandboxUid;
   spec.root_mountpoint = root_mountpoint;
-  auto image = sandbox::apply_host_image(spec, cache_dir);
-  if (!image) return std::unexpected(image.error());
-  job.image = *image;
-  spec.attach = {{mounts.inputs_view.get(), "inputs", false},
-                 {mounts.output.get(), "output"},
-                 {mounts.workspace.get(), "workspace"},
-                 {mounts.tmp.get(), "tmp"},
-                 {mounts.shm.get(), "dev/shm"}};
+  if (mounted) {
+    if (auto st = sandbox::apply_stored_image(spec, *mounted, mounts.image_trees); !st)
+      return std::unexpected(st.error());
+  } else {
+    auto image = sandbox::apply_host_image(spec, cache_dir);
+    if (!image) return std::unexpected(image.error());
+    job.image = *image;
+  }
+  spec.attach.insert(spec.attach.end(), {{mounts.inputs_view.get(), "inputs", false},
+                                         {mounts.output.get(), "output"},
+                                         {mounts.workspace.get(), "workspace"},
+                                         {mounts.tmp.get(), "tmp"},
+                                         {mounts.shm.get(), "dev/shm"}});
   rlim_t cpu_s = cpu_rlimit_seconds(p);
   // 1024 descriptors, or fewer when airlock itself may not have that many
   // (raising a hard limit would fail: the job could not start at all).

@@ -12,6 +12,7 @@
 #include "jobs/record.h"
 #include "jobs/run_request.h"
 #include "sandbox/host_image.h"
+#include "sandbox/image_mount.h"
 #include "sandbox/spec.h"
 
 namespace airlock::jobs {
@@ -23,6 +24,9 @@ struct Mounts {  // the job's own filesystems, held by the host
   // What the sandbox attaches as /inputs (read-only there): a clone of
   // `inputs`, so the host can still admit files after the sandbox is made.
   UniqueFd inputs_view;
+  // Subtrees of this sandbox's own mount of its image (/usr, /etc files),
+  // attached by the child; closed once it has them.
+  std::vector<UniqueFd> image_trees;
 };
 
 // Sizes that follow from the policy (also used to fit a prepared sandbox).
@@ -45,9 +49,11 @@ struct JobSpec {
   sandbox::ImageInfo image;
 };
 
-// The host image, the job's mounts, rlimits and the seccomp filter.
+// The image (`mounted`: this sandbox's mount of a stored image; null: the
+// host image), the job's mounts, rlimits and the seccomp filter.
 Result<JobSpec> build_job_spec(const JobPolicy& policy, const std::string& root_mountpoint,
-                               const Mounts& mounts, const std::string& cache_dir);
+                               Mounts& mounts, const std::string& cache_dir,
+                               const sandbox::ImageMount* mounted = nullptr);
 
 // What the prepared sandbox is told to run: argv, environment, PATH candidates.
 sandbox::Command job_command(const RunRequest& request);

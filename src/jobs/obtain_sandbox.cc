@@ -25,7 +25,7 @@ Result<std::optional<PreparedSandbox>> take_waiting(const std::string& socket, c
 }  // namespace
 
 Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sandbox::Command& command,
-                      JobRecord& rec, std::optional<PreparedSandbox>& sb) {
+                      const ImageSource& image, JobRecord& rec, std::optional<PreparedSandbox>& sb) {
   const JobPolicy& p = req.policy;
   auto version = sandbox::python_version("/usr/bin/python3");
   bool python_job = version && sandbox::preloadable(command.argv, command.env, *version);
@@ -38,7 +38,7 @@ Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sa
       if (preloaded && (!python_job || req.start == "warm")) continue;
       if (!preloaded && req.start == "preloaded") continue;
       std::string socket = env.pool_socket.empty() ? pool_socket_path(env.state_dir) : env.pool_socket;
-      auto taken = take_waiting(socket, sandbox_class_key(p, req.image, preloaded), *env.cgroups, why,
+      auto taken = take_waiting(socket, sandbox_class_key(p, image_class(image), preloaded), *env.cgroups, why,
                                 /*wait=*/req.start != "auto");
       if (!taken) return std::unexpected(taken.error());
       if (*taken) {
@@ -52,7 +52,9 @@ Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sa
     rec.start_note = why;
     if (req.start != "auto") return fail("no " + req.start + " sandbox: " + why);
   }
-  auto made = prepare_sandbox(p, {env.state_dir, env.cgroups, nullptr});
+  PrepareContext context{env.state_dir, env.cgroups, nullptr};
+  context.image = image;
+  auto made = prepare_sandbox(p, context);
   if (!made) return std::unexpected(made.error());
   sb.emplace(std::move(*made));
   rec.start_kind = std::string(start_kind_name(StartKind::kCold));

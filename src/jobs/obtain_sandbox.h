@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/result.h"
+#include "jobs/image_source.h"
 #include "jobs/prepared.h"
 #include "jobs/record.h"
 #include "jobs/run_job.h"
@@ -16,6 +17,6 @@
 namespace airlock::jobs {
 
 Status obtain_sandbox(const RunRequest& request, const RunEnvironment& env, const sandbox::Command& command,
-                      JobRecord& record, std::optional<PreparedSandbox>& sandbox);
+                      const ImageSource& image, JobRecord& record, std::optional<PreparedSandbox>& sandbox);
 
 }  // namespace airlock::jobs

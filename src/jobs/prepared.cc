@@ -58,11 +58,23 @@ Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
   return {};
 }
 
+std::string image_class(const ImageSource& image) {
+  return image.is_host() ? "host" : image.info.digest;
+}
+
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext& ctx) {
   PreparedSandbox sb;
   sb.id = new_job_id();
   sb.preloaded = ctx.zygote != nullptr;
-  sb.class_key = sandbox_class_key(p, "host", sb.preloaded);
+  sb.class_key = sandbox_class_key(p, image_class(ctx.image), sb.preloaded);
+  std::optional<sandbox::ImageMount> image_mount;  // this sandbox's own superblock of the image
+  if (!ctx.image.is_host()) {
+    auto opened = open_image(ctx.image, ctx.state_dir + "/cache");
+    if (!opened) return std::unexpected(opened.error());
+    if (!opened->refusal.empty()) return fail(opened->refusal);
+    image_mount = std::move(opened->mount);
+    sb.image = ctx.image.info;
+  }
   auto dir = JobDir::create(ctx.state_dir, sb.id);
   if (!dir) return std::unexpected(dir.error());
   sb.dir.emplace(std::move(*dir));
@@ -91,9 +103,10 @@ Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext
   // The sandbox's (unprivileged) root passes through it; /run/airlock may
   // have been made 0700 by an older airlock.
   if (::chmod("/run/airlock", 0711) < 0) return fail_errno("make /run/airlock searchable");
-  auto built = build_job_spec(p, root, sb.mounts, ctx.state_dir + "/cache");
+  auto built = build_job_spec(p, root, sb.mounts, ctx.state_dir + "/cache",
+                              image_mount ? &*image_mount : nullptr);
   if (!built) return std::unexpected(built.error());
-  sb.image = built->image;
+  if (!image_mount) sb.image = built->image;
 
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) < 0) return fail_errno("create the stdout pipe");
@@ -114,6 +127,7 @@ Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext
   if (!process) return std::unexpected(process.error());
   sb.process.emplace(std::move(*process));
   sb.mounts.inputs_view.reset();  // attached in the sandbox now
+  sb.mounts.image_trees.clear();
   return sb;
 }
 

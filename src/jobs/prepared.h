@@ -13,6 +13,7 @@
 
 #include "base/result.h"
 #include "base/unique_fd.h"
+#include "jobs/image_source.h"
 #include "jobs/job_sandbox.h"
 #include "jobs/policy.h"
 #include "jobs/state_dir.h"
@@ -29,11 +30,12 @@ inline constexpr const char* kSandboxRootMountpoint = "/run/airlock/root";
 enum class StartKind { kCold, kWarm, kPreloaded };
 std::string_view start_kind_name(StartKind kind);  // "cold", "warm", "preloaded"
 
-// Which prepared sandboxes can serve a job: the same image and interpreter
-// choice. Network rules are not part of it (every sandbox has only lo until
+// Which prepared sandboxes can serve a job: the same image (by digest;
+// "host" for the host image) and interpreter choice. Network rules are not part of it (every sandbox has only lo until
 // a job attaches its gateway), nor are limits: fit_to_policy() sets them
 // when a job takes the sandbox. Pure.
 std::string sandbox_class_key(const JobPolicy& policy, const std::string& image, bool preloaded);
+std::string image_class(const ImageSource& image);  // the `image` of the key
 
 struct PreparedSandbox {
   std::string id;  // the job's id: its directory and cgroup carry this name
@@ -60,8 +62,12 @@ struct PrepareContext {
   sandbox::CgroupBackend* cgroups = nullptr;
   sandbox::Zygote* zygote = nullptr;  // set: a preloaded sandbox
   bool with_stdin = false;            // the payload's stdin is a pipe from the host
+  ImageSource image;                  // the host image unless set
 };
 
+// A sandbox on `context.image`: a stored image is checked (image_source.h)
+// and mounted for this sandbox alone. (A job checks its image before, so a
+// refusal here is an error.)
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& policy, const PrepareContext& context);
 
 // Sets a sandbox prepared for other limits to `policy`'s, before its command

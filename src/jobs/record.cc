@@ -126,7 +126,12 @@ nlohmann::json to_json(const JobRecord& r) {
       {"id", r.id},
       {"owner", r.owner},
       {"command", r.command},
-      {"image", {{"name", r.image_name}, {"digest", r.image_digest}}},
+      {"image", {{"name", r.image_name},
+                 {"digest", r.image_digest},
+                 {"manifest_digest", r.image_manifest_digest.empty() ? nlohmann::json(nullptr)
+                                                                     : nlohmann::json(r.image_manifest_digest)},
+                 {"pinned", r.image_pinned},
+                 {"requested", r.image_requested}}},
       {"policy", policy_json(r.policy)},
       {"inputs", inputs},
       {"snapshot", r.snapshot.digest.empty()

@@ -49,6 +49,11 @@ struct JobRecord {
   std::vector<std::string> command;
   std::string image_name;
   std::string image_digest;
+  std::string image_manifest_digest;  // "" for host (it has no manifest)
+  // The digest names content that can be run again (a stored image); the
+  // host image's digest only tells that its packages changed: unpinned.
+  bool image_pinned = false;
+  std::string image_requested;  // as the request named it: "python-data", "x@sha256:..."
   JobPolicy policy;
   std::vector<workspace::ManifestEntry> inputs;
   // The workspace snapshot /workspace was restored from ("" digest: none).

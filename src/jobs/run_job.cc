@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "jobs/choose_image.h"
 #include "jobs/job_egress.h"
 #include "jobs/job_sandbox.h"
 #include "jobs/job_snapshot.h"
@@ -71,11 +72,22 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     rec.snapshot = {snapshot->manifest.digest(), snapshot->manifest.entries().size(),
                     snapshot->manifest.total_bytes()};
   }
-  if (auto st = obtain_sandbox(req, env, command, rec, sb); !st) return st;
+  auto image = choose_image(req.image, req.image_dir, env.state_dir);  // held until the job ends
+  if (!image) return std::unexpected(image.error());
+  if (!image->refusal.empty()) {
+    rec.outcome = Outcome::kInputRejected;
+    rec.reason = image->refusal;
+    return {};
+  }
+  if (auto st = obtain_sandbox(req, env, command, image->source, rec, sb); !st) return st;
   rec.id = sb->id;
   rec.host_uid = sandbox::IdMap{sb->host_base()}.host_uid_of_job();
-  rec.image_name = sb->image.name;
-  rec.image_digest = sb->image.digest;
+  // The host image's digest is known once it is applied (by whoever prepared the sandbox).
+  const sandbox::ImageInfo& used = image->source.is_host() ? sb->image : image->source.info;
+  rec.image_name = used.name;
+  rec.image_digest = used.digest;
+  rec.image_manifest_digest = used.manifest_digest;
+  rec.image_pinned = !image->source.is_host();
   laps.lap(rec.prepared == "ahead" ? "take" : "prepare");
 
   std::string input_dir = "/proc/self/fd/" + std::to_string(sb->mounts.inputs.get());
@@ -182,6 +194,7 @@ JobRecord new_record(const RunRequest& req, const RunEnvironment& env) {
   rec.owner = env.owner;
   rec.command = req.command;
   rec.image_name = req.image;
+  rec.image_requested = req.image;
   rec.policy = req.policy;
   rec.started_at = now_rfc3339();
   rec.sandbox_uid = kSandboxUid;
@@ -200,12 +213,7 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   auto started = std::chrono::steady_clock::now();
   Status result;
   std::optional<PreparedSandbox> sb;
-  if (req.image != "host") {
-    rec.outcome = Outcome::kInputRejected;
-    rec.reason = "unknown image '" + req.image + "' (available: host)";
-  } else {
-    result = run_in_sandbox(req, env, rec, sb);
-  }
+  result = run_in_sandbox(req, env, rec, sb);
   if (!result) {
     rec.outcome = Outcome::kSandboxError;
     rec.reason = result.error().message();

@@ -27,7 +27,9 @@ const char* const kRunUsage =
     "  --pids N              process and thread limit (default 128)\n"
     "  --cpus N              CPU bandwidth in cores (default 1)\n"
     "  --env NAME=VALUE      a variable the code sees (repeatable)\n"
-    "  --image NAME          image (default: host)\n"
+    "  --image IMAGE         NAME or NAME@sha256:HEX from the image store, or host (the\n"
+    "                        machine's own /usr, unpinned; the default)\n"
+    "  --image-dir DIR       the image store (default: $AIRLOCK_IMAGE_DIR, else STATE_DIR/images)\n"
     "  --workspace-size SIZE size of /workspace, /tmp, /dev/shm and /output each (default 256M)\n"
     "  --stdout-cap SIZE     bytes of stdout and of stderr kept (default 1M)\n"
     "  --output-types LIST   types accepted in /output, e.g. csv,png (default: text,csv,tsv,json,png,jpeg,pdf,svg)\n"
@@ -153,6 +155,7 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
        }},
       {"--record", [&](const std::string& v) -> Status { req.record_path = v; return {}; }},
       {"--image", [&](const std::string& v) -> Status { req.image = v; return {}; }},
+      {"--image-dir", [&](const std::string& v) -> Status { req.image_dir = v; return {}; }},
       {"--start", [&](const std::string& v) -> Status {
          if (v != "auto" && v != "cold" && v != "warm" && v != "preloaded")
            return fail("--start: '" + v + "' is not one of auto, cold, warm, preloaded");

@@ -22,7 +22,8 @@ struct RunRequest {
   std::string record_path;          // empty: not written besides the state dir
   bool json = false;
   bool quiet = false;  // no summary line on stderr (the service reads stderr as the program's)
-  std::string image = "host";
+  std::string image = "host";  // checked when the job starts (jobs/choose_image.h)
+  std::string image_dir;       // empty: $AIRLOCK_IMAGE_DIR or <state_dir>/images
   std::string start = "auto";  // auto, cold, warm, preloaded (see kRunUsage)
   std::string state_dir;  // empty: $AIRLOCK_STATE_DIR or /var/lib/airlock
   // The operator's egress files (docs/egress.md); never part of the policy.

@@ -3,25 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
-
 #include "base/sha256.h"
+#include "sandbox/base_layout.h"
 #include "sys/file_io.h"
 
 namespace airlock::sandbox {
 namespace {
 
 constexpr const char* kImageVersion = "airlock host image v1";
-
-// Public files from the host's /etc that programs need (dynamic loader,
-// alternatives links, Python and matplotlib defaults, MIME types, CA certs).
-constexpr std::array<const char*, 11> kEtcImports = {
-    "fonts",
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "matplotlibrc",
-    "python3",     "python3.11", "mime.types",   "ssl/certs",    "ca-certificates.conf"};
-
-constexpr std::array<const char*, 6> kTopLevel = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
-constexpr std::array<const char*, 6> kDevices = {"null", "zero", "full", "random", "urandom", "tty"};
 
 // sha256 of the package list, cached by (device, inode, size, mtime).
 Result<std::string> package_list_digest(const std::string& cache_dir, const std::string& list) {
@@ -46,20 +35,6 @@ Result<std::string> package_list_digest(const std::string& cache_dir, const std:
 
 }  // namespace
 
-std::vector<FileEntry> synthetic_etc(uid_t uid, gid_t gid) {
-  std::string u = std::to_string(uid), g = std::to_string(gid);
-  return {
-      {"etc/passwd",
-       "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
-       "sandbox:x:" + u + ":" + g + ":sandbox:/workspace:/bin/sh\n"
-       "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", 0644},
-      {"etc/group", "root:x:0:\nsandbox:x:" + g + ":\nnogroup:x:65534:\n", 0644},
-      {"etc/hosts", "127.0.0.1\tlocalhost airlock\n::1\tlocalhost ip6-localhost ip6-loopback\n", 0644},
-      {"etc/hostname", "airlock\n", 0644},
-      {"etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\nnetworks: files\n", 0644},
-  };
-}
-
 Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_dir,
                                    const std::string& package_list) {
   Sha256 digest;
@@ -78,13 +53,8 @@ Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_d
     }
   }
   spec.binds.push_back({"/usr", "usr"});
-  for (const char* d : {"etc", "etc/ssl", "dev", "proc", "var", "run"}) spec.dirs.push_back(d);
-  spec.symlinks.push_back({"../tmp", "var/tmp"});
-
-  for (auto& f : synthetic_etc(spec.uid, spec.gid)) {
-    digest.update(f.path + "\n" + f.content);
-    spec.files.push_back(std::move(f));
-  }
+  add_base_layout(spec);
+  for (const auto& f : synthetic_etc(spec.uid, spec.gid)) digest.update(f.path + "\n" + f.content);
   for (const char* rel : kEtcImports) {
     std::string host = std::string("/etc/") + rel;
     struct stat st{};
@@ -97,23 +67,6 @@ Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_d
   char zone[256];
   if (ssize_t n = ::readlink("/etc/localtime", zone, sizeof(zone) - 1); n > 0)
     spec.symlinks.push_back({std::string(zone, static_cast<size_t>(n)), "etc/localtime"});
-
-  for (const char* dev : kDevices)
-    spec.binds.push_back({std::string("/dev/") + dev, std::string("dev/") + dev, true, false});
-  spec.symlinks.push_back({"/proc/self/fd", "dev/fd"});
-  spec.symlinks.push_back({"/proc/self/fd/0", "dev/stdin"});
-  spec.symlinks.push_back({"/proc/self/fd/1", "dev/stdout"});
-  spec.symlinks.push_back({"/proc/self/fd/2", "dev/stderr"});
-
-  spec.proc_mask_files = {"/proc/kcore",       "/proc/kallsyms",     "/proc/keys",
-                          "/proc/key-users",   "/proc/timer_list",   "/proc/sched_debug",
-                          "/proc/latency_stats", "/proc/kmsg",       "/proc/config.gz",
-                          "/proc/kpagecgroup", "/proc/kpagecount",   "/proc/kpageflags",
-                          "/proc/vmallocinfo", "/proc/iomem",        "/proc/ioports",
-                          // Every file lock on the host, with device and inode.
-                          "/proc/locks"};
-  spec.proc_mask_dirs = {"/proc/acpi", "/proc/scsi", "/proc/asound", "/proc/driver"};
-  spec.proc_readonly = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
 
   auto packages = package_list_digest(cache_dir, package_list);
   if (!packages) return std::unexpected(packages.error());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sandbox/base_layout.h"
 #include "sandbox/spec.h"
 
 namespace airlock::sandbox {
@@ -15,6 +16,7 @@ namespace airlock::sandbox {
 struct ImageInfo {
   std::string name;
   std::string digest;  // "sha256:<hex>"; changes when the image's contents change
+  std::string manifest_digest;  // a stored image's manifest; "" for host
 };
 
 // Adds the image's directories, files, links, binds, /dev and /proc masks to
@@ -22,8 +24,5 @@ struct ImageInfo {
 // runs; `package_list` is dpkg's status file (a test may point elsewhere).
 Result<ImageInfo> apply_host_image(SandboxSpec& spec, const std::string& cache_dir,
                                    const std::string& package_list = "/var/lib/dpkg/status");
-
-// The synthetic /etc files, for tests and the digest.
-std::vector<FileEntry> synthetic_etc(uid_t uid, gid_t gid);
 
 }  // namespace airlock::sandbox

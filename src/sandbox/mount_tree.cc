@@ -65,8 +65,8 @@ Step build_root(const SandboxSpec& spec) {
     AIRLOCK_STEP("create a symlink in the sandbox root", ::symlink(s.link_target.c_str(), s.path.c_str()));
   for (const auto& b : spec.binds) AIRLOCK_TRY_STEP(bind(b));
   for (const auto& a : spec.attach) {
-    AIRLOCK_TRY_STEP(make_dir(a.target.c_str()));
-    AIRLOCK_STEP("attach a tmpfs", ::move_mount(a.fd, "", AT_FDCWD, a.target.c_str(),
+    AIRLOCK_TRY_STEP(a.is_file ? make_file(a.target.c_str(), 0444) : make_dir(a.target.c_str()));
+    AIRLOCK_STEP("attach a host-made mount", ::move_mount(a.fd, "", AT_FDCWD, a.target.c_str(),
                                                 MOVE_MOUNT_F_EMPTY_PATH));
   }
   return {};

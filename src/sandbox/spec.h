@@ -39,11 +39,13 @@ struct SymlinkEntry {
   std::string path;         // relative
 };
 
-// A filesystem the host created with fsopen/fsmount, attached by the child.
+// A filesystem the host created with fsopen/fsmount (or a subtree of one,
+// open_tree), attached by the child.
 struct AttachMount {
   int fd = -1;         // detached mount fd (owned by the caller)
   std::string target;  // relative
   bool writable = true;
+  bool is_file = false;  // the mount's root is a file (a file of an image's /etc)
 };
 
 struct Rlimit {

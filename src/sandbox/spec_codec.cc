@@ -49,7 +49,7 @@ EncodedSpec encode_spec(const SandboxSpec& spec) {
     w.u32(static_cast<uint32_t>(out.fds.size()));
     out.fds.push_back(a.fd);
     w.str(a.target);
-    w.u32(a.writable ? 1 : 0);
+    w.u32((a.writable ? 1u : 0u) | (a.is_file ? 2u : 0u));
   }
   put_strings(w, spec.proc_mask_files);
   put_strings(w, spec.proc_mask_dirs);
@@ -102,7 +102,9 @@ Result<SandboxSpec> decode_spec(const std::string& bytes, const std::vector<int>
     if (r.ok() && index >= fds.size()) return fail("a sandbox spec names an fd it was not sent");
     a.fd = r.ok() ? fds[index] : -1;
     a.target = r.str();
-    a.writable = r.u32() != 0;
+    uint32_t flags = r.u32();
+    a.writable = flags & 1;
+    a.is_file = flags & 2;
   }
   spec.proc_mask_files = get_strings(r);
   spec.proc_mask_dirs = get_strings(r);

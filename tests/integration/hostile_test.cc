@@ -59,6 +59,17 @@ std::string start_mode() {
 }
 std::string g_pool_state;  // the pool's state directory, shared by every case
 
+// HOSTILE_IMAGE=NAME: every case runs on that stored image (the store is
+// AIRLOCK_TEST_IMAGE_DIR, else build/images), and the record must say so.
+std::string hostile_image() {
+  const char* m = std::getenv("HOSTILE_IMAGE");
+  return m ? m : "";
+}
+std::string test_image_dir() {
+  const char* d = std::getenv("AIRLOCK_TEST_IMAGE_DIR");
+  return d ? d : std::string(AIRLOCK_SOURCE_DIR) + "/build/images";
+}
+
 class PoolEnvironment : public testing::Environment {
  public:
   void SetUp() override {
@@ -693,6 +704,7 @@ json run_and_check(const Case& c) {
     argv.push_back("--start");
     argv.push_back(want_start);
   }
+  if (!hostile_image().empty()) argv.insert(argv.end(), {"--image", hostile_image(), "--image-dir", test_image_dir()});
   for (const auto& in : c.all("input")) {
     argv.push_back("--input");
     argv.push_back((kDataDir / in).string());
@@ -725,6 +737,9 @@ json run_and_check(const Case& c) {
   if (!want_start.empty()) {
     EXPECT_EQ(record.value("sandbox", json::object()).value("start", ""), want_start)
         << "the case did not run on the " << want_start << " path\n" << context;
+  }
+  if (!hostile_image().empty()) {
+    EXPECT_EQ(record["image"].value("name", ""), hostile_image()) << "the case did not run on the image\n" << context;
   }
   if (getenv("HOSTILE_VERBOSE")) std::cout << context;  // the evidence, also for passing cases
   std::string dump = record.dump();
@@ -826,6 +841,9 @@ class HostileTest : public testing::TestWithParam<Case> {};
 
 TEST_P(HostileTest, Contained) {
   const Case& c = GetParam();
+  if (!hostile_image().empty() && !fs::exists(test_image_dir() + "/names/" + hostile_image()))
+    GTEST_SKIP() << "the image '" << hostile_image() << "' is not built in " << test_image_dir()
+                 << " (scripts/test-setup/20-images.sh builds it)";
   ASSERT_TRUE(c.one("case").has_value()) << c.file << ": no '# case:' header";
   ASSERT_TRUE(c.one("expect-outcome").has_value()) << c.file << ": no '# expect-outcome:' header";
   // "# after: other_case.py": run that case first (with its own checks), then this one.

@@ -1,0 +1,88 @@
+#include "jobs/image_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/sha256.h"
+#include "sys/file_io.h"
+
+namespace airlock::jobs {
+namespace {
+
+constexpr std::string_view kPrefix = "sha256:";
+
+std::string file_key(const struct stat& st) {
+  auto ts = [](const timespec& t) { return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec); };
+  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) +
+         " " + ts(st.st_mtim) + " " + ts(st.st_ctim);
+}
+
+Result<std::string> hash_fd(int fd) {
+  Sha256 sha;
+  std::string buf(1 << 20, '\0');
+  for (off_t at = 0;;) {
+    ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail_errno("read the image file");
+    if (n == 0) break;
+    sha.update(std::string_view(buf.data(), static_cast<size_t>(n)));
+    at += n;
+  }
+  return sha.hex_digest();
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> check_image_file(int fd, const std::string& digest,
+                                                     const std::string& cache_dir) {
+  if (digest.rfind(kPrefix, 0) != 0 || digest.size() != kPrefix.size() + 64)
+    return fail("not an image digest: " + digest);
+  const std::string hex = digest.substr(kPrefix.size());
+  struct stat st{};
+  if (::fstat(fd, &st) < 0) return fail_errno("stat the image file");
+  if (!S_ISREG(st.st_mode)) return std::optional<std::string>("the image file is not a regular file");
+  const std::string key = file_key(st);
+  const std::string dir = cache_dir + "/image-verified";
+  const std::string cached = dir + "/" + hex;
+  if (!cache_dir.empty())
+    if (auto seen = sys::read_file(cached, 4096); seen && *seen == key) return std::optional<std::string>();
+  auto actual = hash_fd(fd);
+  if (!actual) return std::unexpected(actual.error());
+  if (*actual != hex)
+    return std::optional<std::string>("image is corrupt: its sha256 is " + *actual + ", not " + hex);
+  if (!cache_dir.empty() && sys::make_dirs(dir, 0700))
+    (void)sys::write_file_atomic(cached, key, 0600);  // a lost cache entry only costs a rehash
+  return std::optional<std::string>();
+}
+
+Result<OpenedImage> open_image(const ImageSource& image, const std::string& cache_dir) {
+  OpenedImage opened;
+  UniqueFd file(::open(image.blob_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!file) {
+    if (errno == ENOENT) {
+      opened.refusal = "image " + image.info.name + " (" + image.info.digest + ") is missing from the store";
+      return opened;
+    }
+    return fail_errno("open the image file " + image.blob_path);
+  }
+  auto refusal = check_image_file(file.get(), image.info.digest, cache_dir);
+  if (!refusal) return std::unexpected(refusal.error());
+  if (*refusal) {
+    opened.refusal = "image " + image.info.name + ": " + **refusal;
+    return opened;
+  }
+  auto mount = sandbox::ImageMount::mount_fd(file.get());
+  if (!mount) {
+    if (mount.error().kind == sandbox::ImageMountFailure::kNotAnImage) {
+      opened.refusal = "image " + image.info.name + " is not a mountable erofs image (" +
+                       mount.error().error.message() + ")";
+      return opened;
+    }
+    return std::unexpected(mount.error().error);
+  }
+  opened.mount.emplace(std::move(*mount));
+  return opened;
+}
+
+}  // namespace airlock::jobs

@@ -1,0 +1,55 @@
+#include "sandbox/image_mount.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sys/mount.h>
+
+namespace airlock::sandbox {
+namespace {
+
+std::unexpected<ImageMountError> failed(ImageMountFailure kind, std::string what) {
+  int saved = errno;
+  return std::unexpected(ImageMountError{kind, Error{std::move(what), saved}});
+}
+
+}  // namespace
+
+std::string_view image_mount_failure_name(ImageMountFailure kind) {
+  switch (kind) {
+    case ImageMountFailure::kOpenFile: return "open_file";
+    case ImageMountFailure::kNotAnImage: return "not_an_image";
+    case ImageMountFailure::kMountApi: return "mount_api";
+  }
+  return "mount_api";
+}
+
+ImageMountResult<ImageMount> ImageMount::mount_file(const std::string& image_file) {
+  UniqueFd file(::open(image_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!file) return failed(ImageMountFailure::kOpenFile, "open the image " + image_file);
+  return mount_fd(file.get());
+}
+
+ImageMountResult<ImageMount> ImageMount::mount_fd(int image_fd) {
+  UniqueFd fs(::fsopen("erofs", FSOPEN_CLOEXEC));
+  if (!fs) return failed(ImageMountFailure::kMountApi, "fsopen erofs");
+  // The kernel opens the source by this name in our own fd table; the name is
+  // what mountinfo shows.
+  std::string source = "/proc/self/fd/" + std::to_string(image_fd);
+  if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", source.c_str(), 0) < 0)
+    return failed(ImageMountFailure::kMountApi, "configure the image's source");
+  if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
+    return failed(ImageMountFailure::kNotAnImage, "mount the image (erofs)");
+  UniqueFd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC,
+                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+  if (!mnt) return failed(ImageMountFailure::kMountApi, "fsmount the image");
+  return ImageMount(std::move(mnt));
+}
+
+Result<UniqueFd> ImageMount::clone_subtree(const std::string& path) const {
+  UniqueFd clone(::open_tree(mount_.get(), path.c_str(),
+                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+  if (!clone) return fail_errno("clone " + path + " of the image");
+  return clone;
+}
+
+}  // namespace airlock::sandbox

@@ -1,0 +1,56 @@
+// A per-sandbox mount of a read-only filesystem image (erofs), made on the
+// host side with the new mount API and held as a detached mount: it belongs
+// to no mount namespace until a sandbox child attaches (parts of) it. The
+// image file is passed to the kernel as /proc/self/fd/N, so the sandbox's
+// mountinfo names that, never the image's host path. Every ImageMount is a
+// superblock of its own (file-backed erofs, no loop device): two sandboxes
+// on one image share no inode, so an inotify watch, a lock or a lease in one
+// is not seen by the other. Closing the fd frees the mount once no sandbox
+// has it attached.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+
+namespace airlock::sandbox {
+
+enum class ImageMountFailure {
+  kOpenFile,     // the image file cannot be opened
+  kNotAnImage,   // the kernel refused it as erofs (not erofs, or corrupt)
+  kMountApi,     // fsopen/fsmount/open_tree failed (kernel without erofs, ...)
+};
+std::string_view image_mount_failure_name(ImageMountFailure kind);
+
+struct ImageMountError {
+  ImageMountFailure kind;
+  Error error;
+};
+
+template <class T>
+using ImageMountResult = std::expected<T, ImageMountError>;
+
+class ImageMount {
+ public:
+  // Opens `image_file` (O_RDONLY, no symlink at the last component) and
+  // mounts it read-only, nosuid, nodev.
+  static ImageMountResult<ImageMount> mount_file(const std::string& image_file);
+  // The same from an open image file (its offset and flags do not matter).
+  static ImageMountResult<ImageMount> mount_fd(int image_fd);
+
+  int fd() const { return mount_.get(); }  // the detached mount (root of the image)
+
+  // A detached copy of the subtree `path` (relative, inside the image; no
+  // symlink is followed at its last component): what a sandbox attaches as
+  // its /usr. The mount's root in mountinfo is then "/usr", a path inside
+  // the image.
+  Result<UniqueFd> clone_subtree(const std::string& path) const;
+
+ private:
+  explicit ImageMount(UniqueFd mount) : mount_(std::move(mount)) {}
+  UniqueFd mount_;
+};
+
+}  // namespace airlock::sandbox

@@ -1,0 +1,137 @@
+// `airlock run --image`: what a job on a stored image sees, and the images
+// that are refused before anything starts (input_rejected, with the reason).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "base/sha256.h"
+#include "run_helpers.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using airlock::testing::read_text;
+using airlock::testing::run_airlock;
+using airlock::testing::TempDir;
+using airlock::testing::write_text;
+
+std::string test_store() {
+  const char* d = std::getenv("AIRLOCK_TEST_IMAGE_DIR");
+  return d ? d : std::string(AIRLOCK_SOURCE_DIR) + "/build/images";
+}
+
+// A store of its own with one tiny image `tiny` (a /usr with one file),
+// made with mkfs.erofs: enough to be checked and refused, not to run.
+class TinyStore : public testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = dir_.sub("store");
+    for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"}) fs::create_directories(store_ + "/" + d);
+    fs::create_directories(dir_.sub("root/usr/lib"));
+    write_text(dir_.sub("root/usr/lib/os-release"), "ID=tiny\n");
+    std::string blob = dir_.sub("tiny.erofs");
+    std::string cmd = "mkfs.erofs -T0 --all-root " + blob + " " + dir_.sub("root") + " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << "mkfs.erofs (erofs-utils) is needed";
+    hex_ = airlock::Sha256::of(read_text(blob));
+    blob_ = store_ + "/blobs/" + hex_ + ".erofs";
+    fs::rename(blob, blob_);
+    write_text(store_ + "/manifests/" + hex_ + ".json", "{\"name\":\"tiny\"}\n");
+    write_text(store_ + "/names/tiny", "sha256:" + hex_ + "\n");
+  }
+  airlock::testing::Ran run(const std::string& image) {
+    return run_airlock({"run", "--json", "--state-dir", dir_.state(), "--image", image, "--image-dir", store_,
+                        "--", "/usr/bin/true"});
+  }
+  TempDir dir_;
+  std::string store_, hex_, blob_;
+};
+
+TEST_F(TinyStore, UnknownNamesAndWrongPinsAreRefusedBeforeAnythingStarts) {
+  struct Want {
+    std::string image, reason;
+  } cases[] = {
+      {"nothere", "unknown image 'nothere'"},
+      {"tiny@sha256:" + std::string(64, 'a'), "the pinned digest is not that image"},
+      {"Not-A-Name", "image name"},
+      {"host@sha256:" + std::string(64, 'a'), "cannot be pinned"},
+  };
+  for (const auto& c : cases) {
+    auto r = run(c.image);
+    auto rec = r.record();
+    EXPECT_EQ(rec.value("outcome", ""), "input_rejected") << c.image << "\n" << r.out << r.err;
+    EXPECT_NE(rec.value("reason", "").find(c.reason), std::string::npos) << c.image << ": " << rec.value("reason", "");
+    EXPECT_FALSE(rec.value("timing", nlohmann::json::object()).contains("prepare_ms")) << "a sandbox was made";
+  }
+}
+
+TEST_F(TinyStore, ACorruptImageIsRefusedEvenAfterItWasVerified) {
+  // Intact: checked and mounted (the job itself fails: the tiny image has no programs).
+  auto first = run("tiny@sha256:" + hex_).record();
+  EXPECT_NE(first.value("outcome", ""), "input_rejected") << first.dump();
+  EXPECT_EQ(first["image"].value("digest", ""), "sha256:" + hex_);
+  EXPECT_TRUE(first["image"].value("pinned", false));
+  EXPECT_EQ(first["image"].value("requested", ""), "tiny@sha256:" + hex_);
+  EXPECT_EQ(first["image"].value("manifest_digest", ""),
+            "sha256:" + airlock::Sha256::of(read_text(store_ + "/manifests/" + hex_ + ".json")));
+  // One byte changes in place: the verification kept for the file no longer
+  // applies (its ctime changed), so it is hashed again and refused.
+  fs::permissions(blob_, fs::perms::owner_write, fs::perm_options::add);
+  int fd = ::open(blob_.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "X", 1, 2000), 1);
+  ::close(fd);
+  auto second = run("tiny").record();
+  EXPECT_EQ(second.value("outcome", ""), "input_rejected") << second.dump();
+  EXPECT_NE(second.value("reason", "").find("corrupt"), std::string::npos) << second.value("reason", "");
+  EXPECT_NE(second.value("reason", "").find(hex_), std::string::npos);
+  // Gone from the store: refused as missing.
+  fs::remove(blob_);
+  auto third = run("tiny").record();
+  EXPECT_EQ(third.value("outcome", ""), "input_rejected") << third.dump();
+}
+
+TEST(ImageRun, TheImageIsReadOnlyNosuidAndNamesNoHostPath) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  const char* code = R"(
+import errno, os
+try:
+    open("/usr/bin/airlock-was-here", "w"); print("ESCAPED wrote /usr")
+except OSError as e: print("write /usr", errno.errorcode[e.errno])
+for line in open("/proc/self/mountinfo"):
+    f = line.split()
+    if f[4] == "/usr": print("usr", f[3], f[5], f[f.index("-") + 1], f[f.index("-") + 2])
+st = os.stat("/usr/bin/su") if os.path.exists("/usr/bin/su") else None
+print("su setuid", bool(st and st.st_mode & 0o4000))
+)";
+  auto r = run_airlock({"run", "--json", "--state-dir", dir.state(), "--image", "minimal", "--image-dir",
+                        test_store(), "--", "python3", "-c", code});
+  auto rec = r.record();
+  ASSERT_EQ(rec.value("outcome", ""), "succeeded") << r.out << r.err;
+  std::string out = rec["stdout"].value("text", "");
+  EXPECT_NE(out.find("write /usr EROFS"), std::string::npos) << out;
+  // The mount's root is /usr inside the image; its source is the fd the
+  // host mounted it from, never the image's path in the store.
+  EXPECT_NE(out.find("usr /usr ro,nosuid,nodev"), std::string::npos) << out;
+  EXPECT_NE(out.find("erofs /proc/self/fd/"), std::string::npos) << out;
+  EXPECT_EQ(out.find(test_store()), std::string::npos) << out;
+  EXPECT_FALSE(rec["image"].value("digest", "").empty());
+  EXPECT_TRUE(rec["image"].value("pinned", false));
+}
+
+TEST(ImageRun, HostIsRecordedUnpinned) {
+  TempDir dir;
+  auto rec = run_airlock({"run", "--json", "--state-dir", dir.state(), "--", "/bin/true"}).record();
+  ASSERT_EQ(rec.value("outcome", ""), "succeeded");
+  EXPECT_EQ(rec["image"].value("name", ""), "host");
+  EXPECT_FALSE(rec["image"].value("pinned", true));
+  EXPECT_TRUE(rec["image"]["manifest_digest"].is_null());
+}
+
+}  // namespace

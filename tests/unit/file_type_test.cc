@@ -47,7 +47,7 @@ const std::string kPdf =
 TEST(FileTypeTest, NamesRoundTrip) {
   for (FileType t :
        {FileType::kText, FileType::kCsv, FileType::kTsv, FileType::kJson, FileType::kPng,
-        FileType::kJpeg, FileType::kPdf, FileType::kSvg, FileType::kXml, FileType::kBinary}) {
+        FileType::kJpeg, FileType::kPdf, FileType::kSvg, FileType::kXml, FileType::kGitBundle, FileType::kBinary}) {
     EXPECT_EQ(type_from_name(type_name(t)), t);
   }
   EXPECT_EQ(type_name(FileType::kJpeg), "jpeg");
@@ -163,6 +163,22 @@ TEST(FileTypeTest, Xml) {
   EXPECT_EQ(detect_type("x,y\n<a/>,2\n"), FileType::kCsv);          // not markup first
   EXPECT_TRUE(default_input_types().contains(FileType::kXml));
   EXPECT_TRUE(default_output_types().contains(FileType::kXml));
+}
+
+// A git bundle is admitted by its header and pack signature; git reads it in
+// the sandbox. Anything that only looks like one is binary.
+TEST(FileTypeTest, GitBundle) {
+  const std::string id(40, 'a');
+  const std::string pack("PACK\0\0\0\x02\0\0\0\x03rest", 16);
+  EXPECT_EQ(detect_type("# v2 git bundle\n" + id + " refs/heads/main\n\n" + pack), FileType::kGitBundle);
+  EXPECT_EQ(detect_type("# v3 git bundle\n@object-format=sha1\n-" + id + " base\n" + id + " HEAD\n\n" + pack),
+            FileType::kGitBundle);
+  EXPECT_EQ(detect_type("# v2 git bundle\n" + id + " refs/heads/main\n\nPACK"), FileType::kText);  // no pack after the header
+  EXPECT_EQ(detect_type("# v2 git bundle\nnot-hex refs/heads/main\n\n" + pack), FileType::kBinary);
+  EXPECT_EQ(detect_type("# v2 git bundle\n@object-format=sha1\n" + id + " x\n\n" + pack), FileType::kBinary);
+  EXPECT_EQ(detect_type("# v2 git bundle\n" + id + " refs/heads/main\n"), FileType::kText);
+  EXPECT_TRUE(default_input_types().contains(FileType::kGitBundle));
+  EXPECT_FALSE(default_output_types().contains(FileType::kGitBundle));
 }
 
 TEST(FileTypeTest, Svg) {

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Issue 13: what images cost and what the three workloads take (docs/performance.md).
+#  1. Cold start with an image against `host`, in one run: `airlock run --start cold /bin/true`
+#     on host and on each stored image, rounds interleaved by bench/startup_bench (the
+#     imagerun engineer's per-phase numbers are theirs; this is the summary ratio).
+#  2. Each stored image's size and build time, from its manifest.
+#  3. The three workloads of examples/workloads, R runs each, median wall time of the job
+#     (the record's usage.wall_ms) and of the whole `airlock run` (start to exit).
+# The store is $AIRLOCK_WORKLOAD_IMAGE_DIR (scripts/build-images.sh STORE builds it); images
+# that are not in it are left out, saying so. Prints Markdown.
+#   bench/workloads.sh [N] [R]        (defaults 100 start-ups per case, 3 workload runs)
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${AIRLOCK_BUILD:-${repo}/build}"
+airlock="${build}/airlock"
+runs="${1:-100}"
+reps="${2:-3}"
+store="${AIRLOCK_WORKLOAD_IMAGE_DIR:-}"
+[[ -n "$store" ]] || { echo "bench/workloads.sh: set AIRLOCK_WORKLOAD_IMAGE_DIR to an image store" >&2; exit 125; }
+
+tmp="$(mktemp -d /var/tmp/airlock-workloads-XXXXXX)"
+chmod 0711 "$tmp"
+export AIRLOCK_STATE_DIR="${tmp}/state"
+mkdir -m 0711 "$AIRLOCK_STATE_DIR"
+trap 'rm -rf "$tmp"' EXIT
+[[ -x "${build}/bench/startup_bench" ]] || cmake --build "$build" --target startup_bench >/dev/null
+
+have() { [[ -f "${store}/names/$1" ]]; }
+
+echo "## Machine"
+echo
+echo "- kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+if grep -q favordynmods /proc/mounts; then fav=on; else fav=off; fi
+echo "- cgroup2 favordynmods: ${fav}; cgroup mounts: $(awk '$3 ~ /cgroup/ {print $2 "(" $3 ")"}' /proc/mounts | tr '\n' ' ')"
+echo
+
+echo "## Cold start: /bin/true on an image against host (${runs} runs each, interleaved)"
+echo
+cases=(--case host "$airlock" run --start cold -- /bin/true)
+for image in minimal python-data build render; do
+  if have "$image"; then
+    cases+=(--case "$image" "$airlock" run --start cold --image "$image" --image-dir "$store" -- /bin/true)
+  else
+    echo "- ${image}: not in ${store}, left out"
+  fi
+done
+echo
+"${build}/bench/startup_bench" --runs "$runs" --ratio-to host "${cases[@]}"
+echo
+
+echo "## Images: size and build time (from the manifests)"
+echo
+/usr/bin/python3 - "$store" <<'PY'
+import json, os, sys
+store = sys.argv[1]
+print("| image | digest | size | packages | build time |")
+print("|---|---|---:|---:|---:|")
+for name in sorted(os.listdir(os.path.join(store, "names"))):
+    digest = open(os.path.join(store, "names", name)).read().strip()
+    hexd = digest.split(":", 1)[1]
+    try:
+        m = json.load(open(os.path.join(store, "manifests", hexd + ".json")))
+    except OSError:
+        print(f"| {name} | {digest[:19]} | (no manifest) | | |")
+        continue
+    size = m.get("size") or os.path.getsize(os.path.join(store, "blobs", hexd + ".erofs"))
+    secs = m.get("build_seconds", m.get("build_time_s", m.get("build_ms", 0) / 1000 if m.get("build_ms") else ""))
+    print(f"| {name} | {digest[:19]} | {size / 2**20:.1f} MiB | {len(m.get('packages', []))} | {secs} s |")
+PY
+echo
+
+echo "## The three workloads (${reps} runs each, medians)"
+echo
+work="${repo}/examples/workloads"
+git -C "$tmp" init -q project 2>/dev/null
+cp -r "${work}/coding/project/." "${tmp}/project/"
+git -C "${tmp}/project" add . && git -C "${tmp}/project" -c user.name=b -c user.email=b@b commit -qm project
+git -C "${tmp}/project" bundle create -q "${tmp}/project.bundle" --all
+ex="${repo}/examples"
+declare -A cmd
+cmd[analyst-host]="--input ${ex}/sales_jan.csv --input ${ex}/sales_feb.csv --input ${ex}/analyst.py -- python3 /inputs/analyst.py"
+cmd[analyst]="--image python-data --image-dir ${store} --profile compute ${cmd[analyst-host]}"
+cmd[coding]="--image build --image-dir ${store} --memory 1G --timeout 300 --cpu-time 300 --input ${tmp}/project.bundle --input ${work}/coding/job.sh -- /bin/sh /inputs/job.sh"
+cmd[render]="--image render --image-dir ${store} --memory 2G --pids 256 --timeout 120 --cpu-time 120 --input ${work}/render/page.html --input ${work}/render/job.sh -- /bin/sh /inputs/job.sh"
+declare -A needs=([analyst-host]="" [analyst]=python-data [coding]=build [render]=render)
+echo "| workload | image | job wall (median) | airlock run (median) | outcome |"
+echo "|---|---|---:|---:|---|"
+for w in analyst-host analyst coding render; do
+  if [[ -n "${needs[$w]}" ]] && ! have "${needs[$w]}"; then
+    echo "| ${w} | ${needs[$w]} | not built | | |"
+    continue
+  fi
+  walls=(); totals=(); outcome=""
+  for ((i = 0; i < reps; i++)); do
+    rm -rf "${tmp}/out"
+    start=$(date +%s%N)
+    # shellcheck disable=SC2086
+    "$airlock" run --quiet --record "${tmp}/rec.json" --output-dir "${tmp}/out" ${cmd[$w]} >/dev/null 2>&1 || true
+    end=$(date +%s%N)
+    totals+=($(( (end - start) / 1000000 )))
+    read -r wall outcome < <(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["usage"]["wall_ms"], r["outcome"])' "${tmp}/rec.json")
+    walls+=("$wall")
+  done
+  median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+  echo "| ${w} | ${needs[$w]:-host} | $(median "${walls[@]}") ms | $(median "${totals[@]}") ms | ${outcome} |"
+done

@@ -35,9 +35,12 @@ bool full(const std::string& socket) {
 }  // namespace
 
 Result<PoolChild> PoolChild::start(const std::string& binary, const std::string& state_dir, size_t warm,
-                                   size_t preloaded) {
+                                   size_t preloaded, const std::vector<std::string>& pool_images,
+                                   const std::string& image_dir) {
   std::vector<std::string> args = {binary, "pool", "--state-dir", state_dir, "--warm", std::to_string(warm),
                                    "--preloaded", std::to_string(preloaded), "--exit-with-parent", "yes"};
+  if (!image_dir.empty()) args.insert(args.end(), {"--image-dir", image_dir});
+  for (const auto& image : pool_images) args.insert(args.end(), {"--image", image});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 
@@ -14,7 +15,9 @@ class PoolChild {
   // Starts the pool and waits (up to 60 s: the preloaded interpreter imports
   // its modules first) until every class is full.
   static airlock::Result<PoolChild> start(const std::string& airlock_binary, const std::string& state_dir,
-                                          size_t warm, size_t preloaded);
+                                          size_t warm, size_t preloaded,
+                                          const std::vector<std::string>& pool_images = {},
+                                          const std::string& image_dir = "");
   PoolChild(PoolChild&& other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
   PoolChild& operator=(PoolChild&&) = delete;
   ~PoolChild() { (void)stop(); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cmd/airlock/common.h"
+#include "jobs/choose_image.h"
 #include "jobs/handover.h"
 #include "jobs/pool_server.h"
 #include "jobs/state_dir.h"
@@ -21,12 +22,16 @@ namespace {
 
 const char* const kPoolUsage =
     "usage: airlock pool [--state-dir DIR] [--warm N] [--preloaded N] [--module NAME]...\n"
+    "                    [--image IMAGE]... [--image-dir DIR]\n"
     "  Keeps N sandboxes ready for `airlock run` jobs of DIR (default $AIRLOCK_STATE_DIR or\n"
     "  /var/lib/airlock), each used by one job only: --warm for any command (default 2),\n"
     "  --preloaded for Python jobs, forked from an interpreter that has already imported\n"
     "  numpy, pandas and matplotlib (or the --module list; default 2). Sandboxes use the\n"
     "  default limits of `airlock run`; a job with other limits starts cold. Runs until\n"
-    "  SIGINT or SIGTERM, then removes every unused sandbox.\n";
+    "  SIGINT or SIGTERM, then removes every unused sandbox. Each --image (NAME or\n"
+    "  NAME@sha256:HEX of the image store) gets N warm sandboxes of its own, each with its\n"
+    "  own mount of the image; the image is held (not removed by `airlock image rm/gc`)\n"
+    "  while the pool runs.\n";
 
 bool parse_count(const std::string& text, size_t& out) {
   char* end = nullptr;
@@ -42,7 +47,8 @@ int pool_command(const std::vector<std::string>& args) {
   jobs::PoolConfig config;
   size_t warm = 2, preloaded = 2;
   bool exit_with_parent = false;
-  std::vector<std::string> modules;
+  std::vector<std::string> modules, image_names;
+  std::string image_dir;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
@@ -57,6 +63,8 @@ int pool_command(const std::vector<std::string>& args) {
     if (a == "--state-dir") config.state_dir = v;
     else if (a == "--exit-with-parent") exit_with_parent = v == "yes";  // for airlock serve
     else if (a == "--module") modules.push_back(v);
+    else if (a == "--image") image_names.push_back(v);
+    else if (a == "--image-dir") image_dir = v;
     else if ((a == "--warm" && parse_count(v, warm)) || (a == "--preloaded" && parse_count(v, preloaded))) {
     } else {
       std::fprintf(stderr, "airlock pool: bad option %s %s (counts are 0 to 64)\n%s", a.c_str(), v.c_str(),
@@ -75,6 +83,17 @@ int pool_command(const std::vector<std::string>& args) {
   if (config.state_dir.empty()) config.state_dir = jobs::default_state_dir();
   if (!modules.empty()) config.preload_modules = modules;
   config.classes = {{false, warm, {}}, {true, preloaded, {}}};
+  std::vector<images::ImageUse> held;  // every pool image stays in the store while the pool runs
+  for (const auto& name : image_names) {
+    auto chosen = jobs::choose_image(name, image_dir, config.state_dir);
+    if (!chosen || !chosen->refusal.empty()) {
+      std::fprintf(stderr, "airlock pool: %s\n", chosen ? chosen->refusal.c_str() : chosen.error().message().c_str());
+      return 125;
+    }
+    if (chosen->source.is_host()) continue;  // host has its classes already
+    if (chosen->use) held.push_back(std::move(*chosen->use));
+    config.classes.push_back({false, warm, {}, chosen->source});
+  }
   auto cgroups = open_cgroups();
   if (!cgroups) return 125;
   sweep_leftovers(config.state_dir, *cgroups, true);

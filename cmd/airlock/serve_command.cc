@@ -14,6 +14,7 @@
 #include "api/http_server.h"
 #include "cmd/airlock/pool_child.h"
 #include "service/config.h"
+#include "service/image_choice.h"
 #include "service/descriptor_budget.h"
 #include "service/job_service.h"
 #include "service/routes.h"
@@ -89,14 +90,17 @@ int serve_command(const std::vector<std::string>& args) {
   // cost ~10 ms more CPU per job than from a small one (docs/performance.md).
   std::optional<PoolChild> pool;
   if (config->warm_pool > 0 || config->preloaded_pool > 0) {
+    // Warm sandboxes for every pool image, and for the default image.
+    std::vector<std::string> pool_images = config->pool_images;
+    if (config->default_image != "host") pool_images.push_back(config->default_image);
     auto started = PoolChild::start(config->airlock_binary, config->state_dir, config->warm_pool,
-                                    config->preloaded_pool);
+                                    config->preloaded_pool, pool_images, service::service_image_dir(*config));
     if (!started) {
       std::fprintf(stderr, "airlock: cannot start the warm pool: %s\n", started.error().message().c_str());
       return 125;
     }
     pool.emplace(std::move(*started));
-    log_line({{"event", "warm_pool"}, {"pid", pool->pid()}, {"warm", config->warm_pool},
+    log_line({{"event", "warm_pool"}, {"pid", pool->pid()}, {"warm", config->warm_pool}, {"images", pool_images},
               {"preloaded", config->preloaded_pool}});
   }
 

@@ -24,7 +24,7 @@ const char* const kSessionUsage =
     "kernel (state kept between calls), a shell and a private /workspace.\n"
     "\n"
     "  create [--idle-timeout S] [--max-lifetime S] [--memory MB] [--timeout S]\n"
-    "         [--input FILE_ID ...] [--snapshot DIGEST]\n"
+    "         [--input FILE_ID ...] [--snapshot DIGEST] [--image IMAGE]\n"
     "                                 open a session; prints its id (--timeout: each call's default)\n"
     "  list                           your sessions, open and closed\n"
     "  get ID                         a session's state, clocks and calls\n"

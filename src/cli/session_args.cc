@@ -19,12 +19,13 @@ struct VerbSpec {
 };
 
 const std::set<std::string> kValueOptions = {"--server", "--key-file", "--idle-timeout", "--max-lifetime", "--memory",
-                                             "--timeout", "--input",   "--snapshot",     "-f",            "--figures"};
+                                             "--timeout", "--input",   "--snapshot",     "-f",            "--figures",
+                                             "--image"};
 
 // Options every verb takes: --server, --key-file, --json.
 const std::map<std::string, VerbSpec>& verbs() {
   static const std::map<std::string, VerbSpec> kVerbs = {
-      {"create", {{"--idle-timeout", "--max-lifetime", "--memory", "--timeout", "--input", "--snapshot"}, 0, 0}},
+      {"create", {{"--idle-timeout", "--max-lifetime", "--memory", "--timeout", "--input", "--snapshot", "--image"}, 0, 0}},
       {"list", {{}, 0, 0}},
       {"get", {{}, 1, 1}},
       {"exec", {{"--shell", "--timeout", "-f", "--figures"}, 1, SIZE_MAX}},
@@ -83,6 +84,8 @@ Status set_option(SessionArgs& a, const std::string& opt, const std::string& val
     a.inputs.push_back(value);
   } else if (opt == "--snapshot") {
     a.snapshot = value;
+  } else if (opt == "--image") {
+    a.image = value;
   } else if (opt == "-f") {
     a.code_file = value;
   } else if (opt == "--figures") {
@@ -182,6 +185,7 @@ json create_body(const SessionArgs& a) {
   if (a.max_lifetime_s) body["max_lifetime_s"] = *a.max_lifetime_s;
   if (!a.inputs.empty()) body["inputs"] = a.inputs;
   if (a.snapshot) body["snapshot"] = *a.snapshot;
+  if (a.image) body["image"] = *a.image;
   json policy = json::object();
   if (a.memory_mb) policy["memory_mb"] = *a.memory_mb;
   if (a.timeout_s) policy["timeout_s"] = *a.timeout_s;

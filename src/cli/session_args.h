@@ -33,6 +33,7 @@ struct SessionArgs {
   std::optional<double> timeout_s;  // also exec's
   std::vector<std::string> inputs;
   std::optional<std::string> snapshot;
+  std::optional<std::string> image;  // NAME, NAME@sha256:HEX or host; unset: the service's default
   // exec
   bool shell = false;
   std::optional<std::string> code_file;  // -f FILE

@@ -161,19 +161,15 @@ struct Builder {
     if (auto st = sys::write_file_atomic(sources_file, sources); !st) return st;
     // In a mount namespace of its own: whatever mmdebstrap mounts in the root
     // (/proc, /sys, /dev) goes away with it, even when it is killed.
-    std::vector<std::string> argv = {"unshare",
-                                     "--mount",
-                                     "--propagation",
-                                     "private",
-                                     "--",
-                                     "mmdebstrap",
-                                     "--mode=root",
-                                     "--format=directory",
-                                     "--variant=" + recipe.variant,
-                                     "--verbose",
-                                     "--aptopt=Acquire::Retries \"3\"",
-                                     "--include=" + join(recipe.packages, ',')};
+    std::vector<std::string> argv = {
+        "unshare", "--mount", "--propagation", "private", "--", "mmdebstrap", "--mode=root",
+        "--format=directory", "--variant=" + recipe.variant, "--verbose",
+        "--aptopt=Acquire::Retries \"3\"",
+        // A recipe lists what it needs; Recommends would add what it did not ask for.
+        "--aptopt=APT::Install-Recommends \"false\"", "--include=" + join(recipe.packages, ',')};
     for (const char* opt : kDpkgExcludes) argv.push_back(std::string("--dpkgopt=") + opt);
+    for (const std::string& glob : recipe.path_exclude)
+      argv.push_back("--dpkgopt=path-exclude=" + glob);
     argv.insert(argv.end(), {recipe.suite, root, sources_file});
     auto exit = run(argv, true);
     if (!exit) return std::unexpected(exit.error());
@@ -231,6 +227,31 @@ struct Builder {
       if (auto st = sys::empty_dir(d.get()); !st)
         return fail_with("empty " + path + ": " + st.error().what, st.error().err);
     }
+    return unchecked_pyc();
+  }
+
+  // With SOURCE_DATE_EPOCH set, Python compiles "checked-hash" .pyc files
+  // (their validity is the source's hash, not its mtime): every import then
+  // reads and hashes the .py again. In a read-only image a source never
+  // changes, so the flag that asks for the check is cleared ("unchecked-hash",
+  // PEP 552): same bytes otherwise, and imports read only the .pyc.
+  Status unchecked_pyc() {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(root + "/usr", ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() != ".pyc" || !it->is_regular_file(ec) || it->is_symlink(ec))
+        continue;
+      UniqueFd fd(::open(it->path().c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+      if (!fd) return fail_errno("open " + it->path().string());
+      uint32_t flags = 0;
+      if (::pread(fd.get(), &flags, sizeof(flags), 4) != sizeof(flags)) continue;
+      const uint32_t kHashBased = 1, kCheckSource = 2;
+      if (flags != (kHashBased | kCheckSource)) continue;
+      flags = kHashBased;
+      if (::pwrite(fd.get(), &flags, sizeof(flags), 4) != sizeof(flags))
+        return fail_errno("write " + it->path().string());
+    }
+    if (ec) return fail_with("walk " + root + "/usr", ec.value());
     return {};
   }
 
@@ -309,16 +330,10 @@ Result<BuildResult> build_image(const ImageStore& store, const BuildOptions& opt
     return fail("airlock image build needs root (mmdebstrap --mode=root, mkfs.erofs)");
 
   if (!options.force) {
-    if (auto existing = store.resolve({recipe->name, ""})) {
-      auto manifest = store.read_manifest(*existing);
-      if (manifest) {
-        auto parsed = nlohmann::json::parse(*manifest, nullptr, false);
-        if (!parsed.is_discarded() && parsed.value("recipe_digest", "") == result.recipe_digest) {
-          result.image = *existing;
-          result.reused = true;
-          return result;
-        }
-      }
+    if (auto existing = store.built_from(recipe->name, result.recipe_digest)) {
+      result.image = *existing;
+      result.reused = true;
+      return result;
     }
   }
   if (auto st = store.create_layout(); !st) return std::unexpected(st.error());

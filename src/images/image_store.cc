@@ -81,18 +81,20 @@ std::string ImageStore::blob_path(std::string_view digest) const {
 std::string ImageStore::manifest_path(std::string_view digest) const {
   return root_ + "/manifests/" + digest_hex(digest) + ".json";
 }
+std::string ImageStore::recipe_path(std::string_view recipe_digest) const {
+  return root_ + "/recipes/" + digest_hex(recipe_digest);
+}
 std::string ImageStore::inuse_path(std::string_view digest) const {
   return root_ + "/inuse/" + digest_hex(digest) + ".lock";
 }
 
 Status ImageStore::create_layout() const {
-  for (const char* dir : {"", "/blobs", "/manifests", "/names", "/inuse", "/tmp"})
+  for (const char* dir : {"", "/blobs", "/manifests", "/names", "/inuse", "/recipes", "/tmp"})
     if (auto st = sys::make_dirs(root_ + dir, 0755); !st) return st;
   return {};
 }
 
 Result<UniqueFd> ImageStore::lock(StoreLock mode) const {
-  if (auto st = create_layout(); !st) return std::unexpected(st.error());
   std::string path = root_ + "/lock";
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return fail_errno("open " + path);
@@ -228,6 +230,7 @@ Result<StoredImage> ImageStore::add(std::string_view name, const std::string& im
                                     nlohmann::json manifest) const {
   if (auto st = check_image_name(name); !st) return std::unexpected(st.error());
   if (name == kHostImage) return fail("'host' is reserved for the machine's own /usr");
+  if (auto st = create_layout(); !st) return std::unexpected(st.error());
   auto held = lock(StoreLock::kExclusive);
   if (!held) return std::unexpected(held.error());
 
@@ -254,16 +257,34 @@ Result<StoredImage> ImageStore::add(std::string_view name, const std::string& im
     if (::rename(image_file.c_str(), blob.c_str()) < 0)
       return fail_errno("move " + image_file + " to " + blob);
   }
+  // Which image this recipe digest became (the manifest kept may name an
+  // earlier recipe digest that gave the same bytes).
+  std::string recipe = manifest.value("recipe_digest", "");
+  if (is_image_digest(recipe))
+    if (auto s = sys::write_file_atomic(recipe_path(recipe), *digest + "\n", 0644); !s)
+      return std::unexpected(s.error());
   if (auto s = sys::write_file_atomic(root_ + "/names/" + std::string(name), *digest + "\n", 0644);
       !s)
     return std::unexpected(s.error());
   return describe(std::string(name), *digest);
 }
 
+Result<StoredImage> ImageStore::built_from(std::string_view name,
+                                           std::string_view recipe_digest) const {
+  auto image = resolve({std::string(name), ""});
+  if (!image) return image;
+  auto built = sys::read_file(recipe_path(recipe_digest), kNameFileLimit);
+  if (!built || *built != image->digest + "\n")
+    return fail("image '" + std::string(name) + "' was not built from recipe " +
+                std::string(recipe_digest));
+  return image;
+}
+
 Result<RemoveReport> ImageStore::remove(std::string_view name) const {
   if (auto st = check_image_name(name); !st) return std::unexpected(st.error());
   if (name == kHostImage)
     return fail("'host' is the machine's own /usr: there is nothing to remove");
+  if (auto known = read_name(name); !known) return std::unexpected(known.error());
   auto held = lock(StoreLock::kExclusive);
   if (!held) return std::unexpected(held.error());
   auto digest = read_name(name);
@@ -292,6 +313,9 @@ Result<RemoveReport> ImageStore::remove(std::string_view name) const {
 }
 
 Result<GcReport> ImageStore::gc() const {
+  if (::access(root_.c_str(), F_OK) < 0 && errno == ENOENT)
+    return GcReport{};  // no store: nothing to do
+  if (auto st = create_layout(); !st) return std::unexpected(st.error());
   auto held = lock(StoreLock::kExclusive);
   if (!held) return std::unexpected(held.error());
   GcReport report;
@@ -321,6 +345,16 @@ Result<GcReport> ImageStore::gc() const {
       if (auto s = unlink_if_present(root_ + dir + "/" + file); !s)
         return std::unexpected(s.error());
     }
+  }
+  // Recipe digests whose image is gone.
+  auto recipes = entries(root_ + "/recipes");
+  if (!recipes) return std::unexpected(recipes.error());
+  for (const std::string& file : *recipes) {
+    auto built = sys::read_file(root_ + "/recipes/" + file, kNameFileLimit);
+    std::string digest = built ? built->substr(0, built->find('\n')) : "";
+    if (is_image_digest(digest) && ::access(blob_path(digest).c_str(), F_OK) == 0) continue;
+    if (auto s = unlink_if_present(root_ + "/recipes/" + file); !s)
+      return std::unexpected(s.error());
   }
   // Builds in progress hold flock on their tmp/ directory; the others are leftovers.
   auto builds = entries(tmp_dir());

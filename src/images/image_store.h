@@ -5,6 +5,7 @@
 //   <root>/manifests/<hex>.json   its manifest
 //   <root>/names/<name>           "sha256:<hex>\n": what the name means now
 //   <root>/inuse/<hex>.lock       users hold flock(LOCK_SH) while they use it
+//   <root>/recipes/<recipe hex>   "sha256:<hex>\n": the image a recipe digest was built into
 //   <root>/tmp/                   builds in progress
 //   <root>/lock                   flock(LOCK_EX) for add / rm / gc
 //
@@ -64,11 +65,12 @@ class ImageStore {
   std::string blob_path(std::string_view digest) const;
   std::string manifest_path(std::string_view digest) const;
   std::string inuse_path(std::string_view digest) const;
+  std::string recipe_path(std::string_view recipe_digest) const;
   std::string tmp_dir() const { return root_ + "/tmp"; }
 
   // Creates the directories of the layout (root-owned, 0755).
   [[nodiscard]] Status create_layout() const;
-  // flock on <root>/lock; held until the fd closes.
+  // flock on <root>/lock (the root must exist); held until the fd closes.
   [[nodiscard]] Result<UniqueFd> lock(StoreLock mode) const;
 
   // The image a reference means: a name's current digest, or a pinned digest
@@ -83,10 +85,15 @@ class ImageStore {
   // Blobs no name points to (what gc would consider).
   [[nodiscard]] Result<std::vector<StoredImage>> unnamed() const;
   [[nodiscard]] Result<std::string> read_manifest(const StoredImage& image) const;
+  // The name's image, if it is the one `recipe_digest` was built into (a
+  // build of that recipe can be skipped); an error otherwise.
+  [[nodiscard]] Result<StoredImage> built_from(std::string_view name,
+                                               std::string_view recipe_digest) const;
 
   // Moves `image_file` (a file under tmp/, same filesystem) into blobs/ under
-  // its sha256, writes the manifest (with "digest" and "size" filled in) and
-  // points `name` at it. The file is consumed on success.
+  // its sha256, writes the manifest (with "digest" and "size" filled in),
+  // records which image the manifest's "recipe_digest" became and points
+  // `name` at it. The file is consumed on success.
   [[nodiscard]] Result<StoredImage> add(std::string_view name, const std::string& image_file,
                                         nlohmann::json manifest) const;
   // Removes a name, and its blob when no other name points to it. Refuses an

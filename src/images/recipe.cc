@@ -23,8 +23,8 @@ namespace {
 constexpr size_t kRecipeLimit = 1 << 20;
 constexpr size_t kFileLimit = 16 << 20;
 
-const std::set<std::string> kTopKeys = {"name",     "description", "suite", "variant",
-                                        "packages", "smoke",       "env",   "files"};
+const std::set<std::string> kTopKeys = {"name",  "description", "suite", "variant",     "packages",
+                                        "smoke", "env",         "files", "path_exclude"};
 const std::set<std::string> kFileKeys = {"path", "content", "source", "mode"};
 const std::set<std::string> kVariants = {"minbase", "essential", "apt"};
 
@@ -99,8 +99,9 @@ Result<Recipe> parse_recipe(std::string_view text, std::string_view label,
   const auto& table = root.as_table();
   for (const auto& [key, value] : table)
     if (!kTopKeys.count(key))
-      return fail(at + ": unknown key " + shown(key) +
-                  " (known: name, description, suite, variant, packages, smoke, env, files)");
+      return fail(
+          at + ": unknown key " + shown(key) +
+          " (known: name, description, suite, variant, packages, smoke, env, files, path_exclude)");
   auto need = [&](const char* key) -> Result<std::string> {
     auto it = table.find(key);
     if (it == table.end()) return fail(at + ": '" + key + "' is required");
@@ -158,6 +159,20 @@ Result<Recipe> parse_recipe(std::string_view text, std::string_view label,
     return fail(at + ": 'packages' is empty (name at least one package)");
   std::sort(recipe.packages.begin(), recipe.packages.end());
 
+  if (auto it = table.find("path_exclude"); it != table.end()) {
+    if (!it->second.is_array())
+      return fail(at + ": 'path_exclude' must be an array of paths (globs)");
+    for (const auto& p : it->second.as_array()) {
+      auto glob = string_at(p, at + ": every entry of 'path_exclude'");
+      if (!glob) return std::unexpected(glob.error());
+      if (glob->size() < 2 || (*glob)[0] != '/' ||
+          glob->find_first_of(" \t\n,") != std::string::npos ||
+          glob->find("..") != std::string::npos)
+        return fail(at + ": path_exclude " + shown(*glob) +
+                    " must be an absolute path or glob without spaces");
+      recipe.path_exclude.push_back(*glob);
+    }
+  }
   if (auto it = table.find("env"); it != table.end()) {
     if (!it->second.is_table()) return fail(at + ": 'env' must be a table of NAME = \"value\"");
     for (const auto& [key, value] : it->second.as_table()) {
@@ -253,12 +268,14 @@ std::string recipe_canonical(const Recipe& recipe) {
     files.push_back({{"path", f.path}, {"mode", f.mode}, {"sha256", Sha256::of(f.content)}});
   nlohmann::json canonical = {
       {"format", 1},
+      {"builder", kBuilderVersion},
       {"suite", recipe.suite},
       {"variant", recipe.variant},
       {"packages", recipe.packages},
       {"env", recipe.env},
       {"files", files},
       {"smoke", recipe.smoke},
+      {"path_exclude", recipe.path_exclude},
   };
   return canonical.dump();
 }

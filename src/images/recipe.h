@@ -7,6 +7,7 @@
 //   variant = "minbase"             # mmdebstrap variant: minbase (default), essential, apt
 //   packages = ["python3"]          # at least one; "name" or "name=version"
 //   smoke = "python3 -c 'print(1)'" # /bin/sh -c, must exit 0 at build time
+//   path_exclude = ["/usr/include/*"]  # dpkg leaves these paths out (globs)
 //   [env]                           # given to every job in the image
 //   LANG = "C.UTF-8"
 //   [[files]]                       # extra files written into the root
@@ -41,6 +42,7 @@ struct Recipe {
   std::map<std::string, std::string> env;
   std::vector<RecipeFile> files;  // sorted by path
   std::string smoke;
+  std::vector<std::string> path_exclude;  // dpkg --path-exclude globs, in order
 };
 
 // Reads an extra file's `source` (a path relative to the recipes directory).
@@ -51,6 +53,11 @@ using SourceReader = std::function<Result<std::string>(const std::string& relati
                                           const SourceReader& read_source);
 // Reads and parses a recipe file; `source` paths are resolved beside it.
 [[nodiscard]] Result<Recipe> load_recipe(const std::string& path);
+
+// How airlock turns a recipe into an image (mmdebstrap options, the cleanup,
+// the .pyc treatment): part of the recipe digest, raised whenever a change
+// there changes the image, so that a store's "already built" is not stale.
+inline constexpr int kBuilderVersion = 2;
 
 // The canonical content (sorted JSON without name and description, each extra
 // file by its sha256) and its digest, "sha256:<hex>".

@@ -11,6 +11,7 @@ namespace airlock::jobs {
 Result<ChosenImage> choose_image(const std::string& text, const std::string& image_dir,
                                  const std::string& state_dir) {
   ChosenImage chosen;
+  if (text.empty()) return chosen;  // host
   auto ref = images::parse_image_ref(text);
   if (!ref) {
     chosen.refusal = ref.error().message();

@@ -22,7 +22,7 @@ struct ChosenImage {
   std::string refusal;                  // set: the image is refused, nothing else is
 };
 
-// `image_dir`: --image-dir (else $AIRLOCK_IMAGE_DIR, else <state_dir>/images).
+// `text` "" means host. `image_dir`: --image-dir (else $AIRLOCK_IMAGE_DIR, else <state_dir>/images).
 Result<ChosenImage> choose_image(const std::string& text, const std::string& image_dir,
                                  const std::string& state_dir);
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobs/choose_image.h"
 #include "jobs/job_sandbox.h"
 #include "jobs/session_kernel.h"
 #include "sys/file_io.h"
@@ -42,10 +43,15 @@ bool known_answer_status(const std::string& s) { return s == "ok" || s == "error
 Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   JobPolicy policy = o.policy;
   policy.cpu_time_ms = 0;  // no RLIMIT_CPU for a kernel that lives across calls (see session.h)
+  auto image = choose_image(o.image, o.image_dir, o.state_dir);
+  if (!image) return std::unexpected(image.error());
+  if (!image->refusal.empty()) return fail("input rejected: " + image->refusal);
   PrepareContext ctx{o.state_dir, o.cgroups, nullptr, /*with_stdin=*/true};
+  ctx.image = image->source;
   auto sb = prepare_sandbox(policy, ctx);
   if (!sb) return std::unexpected(sb.error());
   auto session = std::unique_ptr<Session>(new Session(std::move(*sb)));
+  session->image_use_ = std::move(image->use);
   session->caps_ = o.caps;
   PreparedSandbox& box = session->sandbox_;
   if (!o.inputs.empty()) {

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "images/image_use.h"
 #include "jobs/job_egress.h"
 #include "jobs/policy.h"
 #include "jobs/prepared.h"
@@ -79,6 +80,10 @@ class Session {
     std::optional<egress::GatewayConfig> egress;
     // What the host keeps of each call's answer (value, html, error, figures).
     CallCaps caps;
+    // The image (jobs/choose_image.h), held for the session's life; a refused
+    // image fails open() with "input rejected: " and the reason.
+    std::string image = "host";
+    std::string image_dir;
   };
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.
@@ -123,6 +128,7 @@ class Session {
   // `exited` is false yet) and the new kernel's ready.
   Result<Wait> await_fresh_kernel(bool exited, int64_t deadline_ms);
 
+  std::optional<images::ImageUse> image_use_;  // the image stays in the store while the session lives
   PreparedSandbox sandbox_;
   std::optional<JobEgress> egress_;  // the session's gateway, stopped with the session
   std::vector<workspace::ManifestEntry> inputs_;

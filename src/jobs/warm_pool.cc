@@ -20,7 +20,9 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
   for (const auto& c : pool->config_.classes) {
     auto stock = std::make_unique<Stock>();
     stock->config = c;
-    stock->key = sandbox_class_key(c.policy, "host", c.preloaded);
+    if (c.preloaded && !c.image.is_host() && c.size > 0)
+      return fail("preloaded sandboxes run on host only (image " + c.image.info.name + ")");
+    stock->key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded);
     for (const auto& other : pool->stocks_)
       if (other->key == stock->key) return fail("the warm pool names one class twice: " + stock->key);
     need_zygote |= c.preloaded && c.size > 0;
@@ -56,6 +58,7 @@ WarmPool::~WarmPool() {
 void WarmPool::refill_loop(Stock* stock) {
   PoolClass c = stock->config;
   PrepareContext context{config_.state_dir, &cgroups_, c.preloaded ? zygote_.get() : nullptr};
+  context.image = c.image;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (stock->ready.size() >= c.size) {

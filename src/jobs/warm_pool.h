@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobs/image_source.h"
 #include "jobs/policy.h"
 #include "jobs/prepared.h"
 #include "sandbox/cgroup.h"
@@ -29,6 +30,7 @@ struct PoolClass {
   bool preloaded = false;
   size_t size = 0;    // sandboxes kept ready
   JobPolicy policy;   // its limits decide the class (sandbox_class_key)
+  ImageSource image;  // host unless set; the caller holds the image (ImageUse) while the pool runs
 };
 
 struct PoolConfig {

@@ -8,6 +8,7 @@
 #include <toml.hpp>
 
 #include "base/nesting.h"
+#include "images/image_ref.h"
 #include "store/store.h"
 #include "workspace/file_type.h"
 
@@ -74,6 +75,19 @@ Status parse_egress_caps(const toml::value& value, ServiceConfig& c) {
   return {};
 }
 
+// A list of image names (or "host").
+Result<std::vector<std::string>> image_names(const toml::value& v, const std::string& at) {
+  if (!v.is_array()) return fail(at + " must be a list of image names");
+  std::vector<std::string> out;
+  for (const auto& item : v.as_array()) {
+    if (!item.is_string()) return fail(at + " must be a list of image names");
+    const std::string& name = item.as_string();
+    if (auto st = images::check_image_name(name); !st) return fail(at + ": " + st.error().message());
+    out.push_back(name);
+  }
+  return out;
+}
+
 // [tenants.analytics]
 // weight = 3
 // max_queued = 20
@@ -85,6 +99,12 @@ Status parse_tenants(const toml::value& value, ServiceConfig& c) {
     if (!table.is_table()) return fail(at + " must be a table");
     TenantSettings t;
     for (const auto& [key, v] : table.as_table()) {
+      if (key == "images") {
+        auto names = image_names(v, at + ".images");
+        if (!names) return std::unexpected(names.error());
+        t.images = std::move(*names);
+        continue;
+      }
       if (!v.is_integer() || v.as_integer() < 0) return fail(at + "." + key + " must be a whole number");
       auto n = static_cast<uint64_t>(v.as_integer());
       if (key == "weight") {
@@ -96,7 +116,7 @@ Status parse_tenants(const toml::value& value, ServiceConfig& c) {
         if (n > (1ull << 40)) return fail(at + ".storage_mb is too large");
         t.storage_bytes = n << 20;
       } else {
-        return fail(at + ": unknown key '" + key + "' (weight, max_queued, storage_mb)");
+        return fail(at + ": unknown key '" + key + "' (weight, max_queued, storage_mb, images)");
       }
     }
     c.tenants[tenant] = t;
@@ -116,6 +136,13 @@ uint64_t tenant_storage_bytes(const ServiceConfig& c, const std::string& name) {
   if (auto it = c.tenants.find(name); it != c.tenants.end() && it->second.storage_bytes)
     return *it->second.storage_bytes;
   return c.tenant_storage_bytes;
+}
+
+bool tenant_may_use_image(const ServiceConfig& c, const std::string& tenant, const std::string& name) {
+  auto it = c.tenants.find(tenant);
+  if (it == c.tenants.end() || !it->second.images) return true;
+  const auto& list = *it->second.images;
+  return std::find(list.begin(), list.end(), name) != list.end();
 }
 
 unsigned tenant_weight(const ServiceConfig& c, const std::string& name) {
@@ -146,7 +173,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
-      "session_kept_calls_mb", "check_cpu_ms", "check_json_kb",
+      "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "image_dir", "default_image", "pool_images",
       "pdf_check_image"};
   try {
     for (const auto& [key, value] : root.as_table()) {
@@ -171,6 +198,16 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.egress_ca = toml::get<std::string>(value);
       } else if (key == "egress_caps") {
         if (auto st = parse_egress_caps(value, c); !st) return std::unexpected(st.error());
+      } else if (key == "image_dir") {
+        c.image_dir = toml::get<std::string>(value);
+      } else if (key == "default_image") {
+        c.default_image = toml::get<std::string>(value);
+        if (auto ref = images::parse_image_ref(c.default_image); !ref)
+          return fail("configuration: default_image: " + ref.error().message());
+      } else if (key == "pool_images") {
+        auto names = image_names(value, "configuration: pool_images");
+        if (!names) return std::unexpected(names.error());
+        c.pool_images = std::move(*names);
       } else if (key == "tenants") {
         if (auto st = parse_tenants(value, c); !st) return std::unexpected(st.error());
       } else {

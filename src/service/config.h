@@ -20,6 +20,9 @@ struct TenantSettings {
   unsigned weight = 1;                        // share of job starts when tenants compete (1-100)
   std::optional<size_t> max_queued;           // over tenant_max_queued
   std::optional<uint64_t> storage_bytes;      // over tenant_storage_bytes
+  // The image names its jobs and sessions may use ("host" included only if
+  // listed); unset: any image of the store, and host.
+  std::optional<std::vector<std::string>> images;
 };
 
 struct ServiceConfig {
@@ -52,6 +55,11 @@ struct ServiceConfig {
   // default limits. 0 turns a kind off.
   size_t warm_pool = 0;       // for any command
   size_t preloaded_pool = 0;  // Python jobs, forked from the preloaded interpreter
+  // Images (docs/image-mounts.md): the store, the image of a request that
+  // names none, and the images that get pools (besides the default).
+  std::string image_dir;              // "": <state_dir>/images
+  std::string default_image = "host";
+  std::vector<std::string> pool_images;
   // Sessions (docs/sessions.md): how many may be open, and their clocks.
   size_t max_sessions = 16;
   size_t max_sessions_per_tenant = 4;
@@ -86,6 +94,8 @@ struct ServiceConfig {
 size_t tenant_max_queued(const ServiceConfig& c, const std::string& name);
 uint64_t tenant_storage_bytes(const ServiceConfig& c, const std::string& name);
 unsigned tenant_weight(const ServiceConfig& c, const std::string& name);
+// Whether the tenant's jobs and sessions may use the image named `name`.
+bool tenant_may_use_image(const ServiceConfig& c, const std::string& tenant, const std::string& name);
 
 // Reads `path` (TOML). Unknown keys are an error, so a typo is not silently ignored.
 Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base = {});

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "images/image_ref.h"
 #include "jobs/run_request.h"
 #include "service/egress_caps.h"
 
@@ -29,7 +30,7 @@ Result<int> whole_seconds(const json& v, const std::string& field, int lo, int h
 
 Result<std::string> parse_image(const json& v) {
   if (!v.is_string()) return bad_field("image", "must be a string");
-  if (v.get<std::string>() != "host") return bad_field("image", "unknown image (available: host)");
+  if (auto ref = images::parse_image_ref(v.get<std::string>()); !ref) return bad_field("image", ref.error().message());
   return v.get<std::string>();
 }
 
@@ -248,7 +249,7 @@ std::vector<std::string> airlock_run_args(const JobRequest& r, const std::vector
     return std::string(buf);
   };
   std::vector<std::string> args = {"run", "--quiet", "--state-dir", state_dir, "--record", record_path,
-                                   "--output-dir", output_dir, "--image", r.image,
+                                   "--output-dir", output_dir, "--image", r.image.empty() ? "host" : r.image,
                                    "--timeout", ms(p.timeout_ms), "--cpu-time", ms(p.cpu_time_ms),
                                    "--memory", std::to_string(p.memory_bytes), "--pids", std::to_string(p.pids),
                                    "--cpus", std::to_string(p.cpus),

@@ -32,7 +32,7 @@ struct JobRequest {
   std::string code_name;             // "main.py" or "main.sh"
   std::vector<std::string> input_ids;
   std::string snapshot;  // digest of a snapshot of the tenant's to fill /workspace from; "" none
-  std::string image = "host";
+  std::string image;  // "": the service's default_image (set when the job is accepted)
   jobs::JobPolicy policy;
   nlohmann::json checks = nlohmann::json::array();
   int wait_s = 0;  // answer when the job ends, or after this many seconds
@@ -51,7 +51,7 @@ std::unexpected<Error> bad_field(const std::string& field, const std::string& wh
 Status only_known_fields(const nlohmann::json& obj, const std::string& where, const std::set<std::string>& known);
 // A whole number of seconds in [lo, hi].
 Result<int> whole_seconds(const nlohmann::json& v, const std::string& field, int lo, int hi);
-Result<std::string> parse_image(const nlohmann::json& v);            // "host", the only image
+Result<std::string> parse_image(const nlohmann::json& v);            // "host", NAME or NAME@sha256:<hex>
 Result<std::string> parse_snapshot_digest(const nlohmann::json& v);  // see is_snapshot_digest()
 
 // "sha256:<64 lower-case hex>": a snapshot's digest, as the store keeps it.

@@ -17,6 +17,7 @@
 #include "jobs/state_dir.h"
 #include "sandbox/cgroup.h"
 #include "service/descriptor_budget.h"
+#include "service/image_choice.h"
 #include "service/job_process.h"
 #include "service/upload_check.h"
 #include "sys/descriptors.h"
@@ -222,6 +223,10 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   }
   if (!validate::parse_checks(request->checks))
     return api_error(400, "bad_request", "checks: " + validate::parse_checks(request->checks).error().message());
+  auto image = accept_image(config_, c.tenant.name, request->image);
+  if (!image) return std::unexpected(image.error());
+  json accepted = body;
+  accepted["image"] = *image;  // the digest NAME means now: the job runs on it
 
   std::lock_guard lock(mu_);
   if (stopping_) return api_error(503, "unavailable", "the service is stopping");
@@ -230,7 +235,7 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   row.tenant_id = c.tenant.id;
   row.key_id = c.key.id;
   row.state = store::JobState::kQueued;
-  row.request_json = body.dump();
+  row.request_json = accepted.dump();
   row.idempotency_key = idempotency_key;
   row.created_at = jobs::now_rfc3339();
   // Capacity first, so a refused request leaves nothing behind.
@@ -578,7 +583,7 @@ void JobService::run_one(const QueuedJob& q) {
     input_by_name[request->code_name] = path;
   }
   std::string record_file = dir + "/record.json";
-  std::vector<std::string> operator_args;
+  std::vector<std::string> operator_args = {"--image-dir", service_image_dir(config_)};
   if (!request->policy.allow.empty()) {
     for (const auto& [flag, path] : {std::pair{"--secrets-file", config_.secrets_file},
                                      std::pair{"--egress-hosts", config_.egress_hosts},

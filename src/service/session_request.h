@@ -22,7 +22,7 @@ struct SessionCaps {
 };
 
 struct SessionRequest {
-  std::string image = "host";
+  std::string image;  // "": the service's default_image (set when the session is accepted)
   jobs::JobPolicy policy;  // policy.timeout_ms: the default timeout of each call
   std::vector<std::string> input_ids;
   std::string snapshot;  // digest to restore /workspace from; "" none

@@ -10,6 +10,7 @@
 #include "jobs/job_egress.h"
 #include "jobs/record.h"
 #include "jobs/state_dir.h"
+#include "service/image_choice.h"
 #include "workspace/snapshot_tree.h"
 
 namespace airlock::service {
@@ -149,6 +150,11 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   options.policy = request->policy;
   options.state_dir = config_.state_dir;
   options.cgroups = cgroups_.get();
+  auto image = accept_image(config_, c.tenant.name, request->image);
+  if (!image) return reply(std::unexpected(image.error()));
+  request->image = *image;  // the digest NAME means now (shown in the session's request)
+  options.image = *image;
+  options.image_dir = service_image_dir(config_);
   options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
                   config_.session_figures_cap_bytes};
   if (!request->policy.allow.empty()) {

@@ -1,6 +1,7 @@
 // `airlock run --image`: what a job on a stored image sees, and the images
 // that are refused before anything starts (input_rejected, with the reason).
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,6 +10,10 @@
 #include <gtest/gtest.h>
 
 #include "base/sha256.h"
+#include "images/image_store.h"
+#include "images/image_use.h"
+#include "jobs/session.h"
+#include "sandbox/cgroup.h"
 #include "run_helpers.h"
 
 namespace {
@@ -132,6 +137,74 @@ TEST(ImageRun, HostIsRecordedUnpinned) {
   EXPECT_EQ(rec["image"].value("name", ""), "host");
   EXPECT_FALSE(rec["image"].value("pinned", true));
   EXPECT_TRUE(rec["image"]["manifest_digest"].is_null());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ImagePool, WarmSandboxesOfAnImageServeOnlyJobsOnThatImage) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  airlock::testing::Spawned pool({"pool", "--state-dir", dir.state(), "--warm", "1", "--preloaded", "0", "--image",
+                                  "minimal", "--image-dir", test_store()},
+                                 dir.path(), dir.state());
+  for (int i = 0; i < 3000 && !fs::exists(dir.state() + "/pool.sock"); ++i) ::usleep(10000);
+  auto job = [&](const std::string& image) {
+    return run_airlock({"run", "--json", "--start", "warm", "--state-dir", dir.state(), "--image", image,
+                        "--image-dir", test_store(), "--", "/bin/sh", "-c", "head -1 /etc/os-release"})
+        .record();
+  };
+  for (int i = 0; i < 2; ++i) {  // the second one comes from the refill
+    auto rec = job("minimal");
+    EXPECT_EQ(rec.value("outcome", ""), "succeeded") << rec.dump();
+    EXPECT_EQ(rec["sandbox"].value("start", ""), "warm");
+    EXPECT_EQ(rec["image"].value("name", ""), "minimal");
+    EXPECT_NE(rec["stdout"].value("text", "").find("Debian"), std::string::npos);
+  }
+  auto on_host = job("host");  // host has its own class: never a sandbox of the image
+  EXPECT_EQ(on_host["sandbox"].value("start", ""), "warm");
+  EXPECT_EQ(on_host["image"].value("name", ""), "host");
+  ::kill(pool.pid(), SIGTERM);
+  EXPECT_EQ(pool.wait(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  auto cgroups = airlock::sandbox::detect_cgroup_backend();
+  ASSERT_TRUE(cgroups) << cgroups.error().message();
+  airlock::jobs::Session::Options options{airlock::jobs::JobPolicy{}, dir.state(), cgroups->get(), {}, {}};
+  options.image = "minimal";
+  options.image_dir = test_store();
+  airlock::images::ImageStore store(test_store());
+  auto stored = store.resolve({"minimal", ""});
+  ASSERT_TRUE(stored);
+  {
+    auto session = airlock::jobs::Session::open(options);
+    ASSERT_TRUE(session) << session.error().message();
+    auto r = (*session)->exec("c1", {"shell", "cat /proc/self/mountinfo; head -1 /etc/os-release", 30000}, {});
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_NE(r->stdout_text.find("erofs /proc/self/fd/"), std::string::npos) << r->stdout_text;
+    EXPECT_NE(r->stdout_text.find("Debian"), std::string::npos) << r->stdout_text;
+    // Held: rm and gc could not take the image away now.
+    EXPECT_FALSE(airlock::images::claim_unused(store, stored->digest)) << "the open session does not hold its image";
+  }
+  EXPECT_TRUE(airlock::images::claim_unused(store, stored->digest)) << "the closed session still holds its image";
+
+  options.image = "no-such-image";
+  auto refused = airlock::jobs::Session::open(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("input rejected: unknown image 'no-such-image'"), std::string::npos)
+      << refused.error().message();
 }
 
 }  // namespace

@@ -104,6 +104,12 @@ LANG = "C.UTF-8"
   d = *a;
   d.smoke = "true";
   EXPECT_NE(recipe_digest(*a), recipe_digest(d));
+  d = *a;
+  d.path_exclude = {"/usr/include/*"};
+  EXPECT_NE(recipe_digest(*a), recipe_digest(d));
+  // How airlock builds is part of it too.
+  EXPECT_NE(recipe_canonical(*a).find("\"builder\":" + std::to_string(kBuilderVersion)),
+            std::string::npos);
 }
 
 TEST(Recipe, ClearErrors) {
@@ -130,6 +136,9 @@ TEST(Recipe, ClearErrors) {
   expect_error(kBase + "packages = [\"a1\"]\n[env]\n\"A-B\" = \"x\"\n", "env name 'A-B'");
   expect_error(kBase + "packages = [\"a1\"]\n[env]\nA = 1\n", "env.A must be a string");
   expect_error(kBase + "packages = [\"a1\"\n", "not valid TOML");
+  expect_error(kBase + "packages = [\"a1\"]\npath_exclude = [\"usr/include\"]\n",
+               "path_exclude 'usr/include'");
+  expect_error(kBase + "packages = [\"a1\"]\npath_exclude = [\"/a b\"]\n", "without spaces");
   expect_error(kBase + "packages = [\"a1\"]\n" + std::string(100, '[') + std::string(100, ']'),
                "nested deeper");
 }

@@ -165,6 +165,32 @@ TEST(ImageStore, SameContentKeepsItsFirstManifest) {
   EXPECT_FALSE(fs::exists(file));
 }
 
+TEST(ImageStore, RecipeDigestsRecordWhatTheyWereBuiltInto) {
+  TempStore t;
+  std::string r1 = "sha256:" + std::string(64, '1'), r2 = "sha256:" + std::string(64, '2');
+  auto add = [&](const std::string& content, const std::string& recipe) {
+    std::string file = t.store.tmp_dir() + "/f";
+    std::ofstream(file) << content;
+    auto image = t.store.add("minimal", file, nlohmann::json{{"recipe_digest", recipe}});
+    EXPECT_TRUE(image) << image.error().what;
+    return *image;
+  };
+  StoredImage first = add("same bytes", r1);
+  EXPECT_TRUE(t.store.built_from("minimal", r1));
+  EXPECT_FALSE(t.store.built_from("minimal", r2));
+  // Another recipe digest that gives the same bytes: the first manifest stays,
+  // and both recipe digests are known to mean this image.
+  StoredImage again = add("same bytes", r2);
+  EXPECT_EQ(again.manifest_digest, first.manifest_digest);
+  EXPECT_TRUE(t.store.built_from("minimal", r1));
+  EXPECT_TRUE(t.store.built_from("minimal", r2));
+  // The name moves on: neither is what the name means now.
+  add("other bytes", "sha256:" + std::string(64, '3'));
+  EXPECT_FALSE(t.store.built_from("minimal", r1));
+  ASSERT_TRUE(t.store.gc());
+  EXPECT_EQ(t.files("recipes"), std::vector<std::string>{std::string(64, '3')});
+}
+
 TEST(ImageStore, RemoveNameAndBlob) {
   TempStore t;
   StoredImage image = t.add("minimal", "one");
@@ -199,6 +225,18 @@ TEST(ImageStore, RemoveBadNameChangesNothing) {
   }
   EXPECT_EQ(t.files("names"), std::vector<std::string>{"minimal"});
   EXPECT_EQ(t.files("blobs").size(), 1u);
+}
+
+TEST(ImageStore, RmAndGcOfAMissingStoreCreateNothing) {
+  TempStore t;
+  ImageStore missing(t.root + "/none");
+  auto r = missing.remove("minimal");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("unknown image 'minimal'"), std::string::npos) << r.error().what;
+  auto g = missing.gc();
+  ASSERT_TRUE(g) << g.error().what;
+  EXPECT_TRUE(g->removed.empty());
+  EXPECT_FALSE(fs::exists(t.root + "/none"));
 }
 
 TEST(ImageStore, RemoveRefusesAnImageInUseAndSaysWho) {

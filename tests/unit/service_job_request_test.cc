@@ -46,7 +46,7 @@ TEST(JobRequest, RefusalsNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"env", {{"1X", "v"}}}}}}).find("policy.env.1X"),
             std::string::npos);
-  EXPECT_NE(error_of(json{{"command", {"x"}}, {"image", "ubuntu"}}).find("image"), std::string::npos);
+  EXPECT_NE(error_of(json{{"command", {"x"}}, {"image", "Ubuntu:22.04"}}).find("image"), std::string::npos);
   EXPECT_NE(error_of(json{{"command", {"x"}}, {"inputs", {"f1", "f1"}}}).find("twice"), std::string::npos);
   EXPECT_NE(error_of(json{{"command", {"x"}}, {"wait_s", 9999}}).find("wait_s"), std::string::npos);
   EXPECT_NE(error_of(json{{"code", "x"}, {"language", "ruby"}}).find("language"), std::string::npos);

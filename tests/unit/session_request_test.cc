@@ -16,7 +16,7 @@ TEST(SessionRequest, DefaultsComeFromTheCaps) {
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(r->idle_timeout_s, 600);
   EXPECT_EQ(r->max_lifetime_s, 3600);
-  EXPECT_EQ(r->image, "host");
+  EXPECT_EQ(r->image, "");  // the service's default_image, chosen when it is accepted
   EXPECT_TRUE(r->snapshot.empty());
 }
 

@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
 # Issue 13: what images cost and what the three workloads take (docs/performance.md).
-#  1. Cold start with an image against `host`, in one run: `airlock run --start cold /bin/true`
-#     on host and on each stored image, rounds interleaved by bench/startup_bench (the
-#     imagerun engineer's per-phase numbers are theirs; this is the summary ratio).
-#  2. Each stored image's size and build time, from its manifest.
-#  3. The three workloads of examples/workloads, R runs each, median wall time of the job
+#  Cold start on an image against host and the PSS of a pool per image are measured by
+#  bench/image_run.py (run it per image); this script adds:
+#  1. Each stored image's size and build time, from its manifest.
+#  2. The three workloads of examples/workloads, R runs each, median wall time of the job
 #     (the record's usage.wall_ms) and of the whole `airlock run` (start to exit).
 # The store is $AIRLOCK_WORKLOAD_IMAGE_DIR (scripts/build-images.sh STORE builds it); images
 # that are not in it are left out, saying so. Prints Markdown.
-#   bench/workloads.sh [N] [R]        (defaults 100 start-ups per case, 3 workload runs)
+#   bench/workloads.sh [R]        (default 3 runs of each workload)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${AIRLOCK_BUILD:-${repo}/build}"
 airlock="${build}/airlock"
-runs="${1:-100}"
-reps="${2:-3}"
+reps="${1:-3}"
 store="${AIRLOCK_WORKLOAD_IMAGE_DIR:-}"
 [[ -n "$store" ]] || { echo "bench/workloads.sh: set AIRLOCK_WORKLOAD_IMAGE_DIR to an image store" >&2; exit 125; }
 
@@ -24,7 +22,6 @@ chmod 0711 "$tmp"
 export AIRLOCK_STATE_DIR="${tmp}/state"
 mkdir -m 0711 "$AIRLOCK_STATE_DIR"
 trap 'rm -rf "$tmp"' EXIT
-[[ -x "${build}/bench/startup_bench" ]] || cmake --build "$build" --target startup_bench >/dev/null
 
 have() { [[ -f "${store}/names/$1" ]]; }
 
@@ -33,20 +30,6 @@ echo
 echo "- kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 if grep -q favordynmods /proc/mounts; then fav=on; else fav=off; fi
 echo "- cgroup2 favordynmods: ${fav}; cgroup mounts: $(awk '$3 ~ /cgroup/ {print $2 "(" $3 ")"}' /proc/mounts | tr '\n' ' ')"
-echo
-
-echo "## Cold start: /bin/true on an image against host (${runs} runs each, interleaved)"
-echo
-cases=(--case host "$airlock" run --start cold -- /bin/true)
-for image in minimal python-data build render; do
-  if have "$image"; then
-    cases+=(--case "$image" "$airlock" run --start cold --image "$image" --image-dir "$store" -- /bin/true)
-  else
-    echo "- ${image}: not in ${store}, left out"
-  fi
-done
-echo
-"${build}/bench/startup_bench" --runs "$runs" --ratio-to host "${cases[@]}"
 echo
 
 echo "## Images: size and build time (from the manifests)"

@@ -670,7 +670,8 @@ void JobService::run_one(const QueuedJob& q) {
     json results = json::array();
     std::string first_failure;
     PdfReaderSetup pdf{.airlock_binary = binary, .state_dir = config_.state_dir, .scratch_dir = dir,
-                       .image = config_.pdf_check_image};
+                       .image = config_.pdf_check_image,
+                       .image_args = {"--image-dir", service_image_dir(config_)}};
     if (checks) {
       for (const auto& r : validate::run_checks(*checks, read_from(output_by_name), read_from(input_by_name),
                                                 config_.check_limits, sandboxed_pdf_reader(pdf, output_by_name))) {

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_helpers.h"
+#include "service_fixture.h"
 #include "service/pdf_reader.h"
 #include "validate/checks.h"
 #include "workspace/file_type.h"
@@ -190,6 +191,77 @@ TEST(Workload, Analyst) {
   std::map<std::string, std::string> in;
   for (auto r : validate::run_checks(*checks, files_in(tmp.sub("out")), files_in(examples.string())))
     EXPECT_TRUE(r.passed) << r.label << ": " << r.detail;
+}
+
+
+// The same two workloads through `airlock serve`: the checks run by the service
+// and their results are in the job's record.
+class WorkloadService : public ::testing::Test {
+ protected:
+  void start(const std::string& store) {
+    config_ = std::make_unique<TempDir>();
+    std::string file = config_->sub("serve.toml");
+    write_text(file, "image_dir = \"" + store + "\"\npdf_check_image = \"render\"\n");
+    svc_ = std::make_unique<ServiceProcess>(std::vector<std::string>{"--config", file});
+  }
+  std::string upload(const std::string& name, const std::string& content) {
+    HttpClient http = svc_->client();
+    auto r = http.request("POST", "/v1/files?name=" + name, content, svc_->alpha.auth());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.status == 201 ? r.json()["id"].get<std::string>() : "";
+  }
+  json run(const json& body) {
+    HttpClient http = svc_->client();
+    return run_job(http, svc_->alpha, body, 300);
+  }
+  std::unique_ptr<TempDir> config_;
+  std::unique_ptr<ServiceProcess> svc_;
+};
+
+TEST_F(WorkloadService, CodingAgentReportIsAcceptedByItsCheck) {
+  REQUIRE_IMAGE("build", store);
+  start(store);
+  TempDir tmp;
+  std::string repo = tmp.sub("project");
+  fs::copy(kWorkloads / "coding" / "project", repo, fs::copy_options::recursive);
+  ASSERT_EQ(sh("cd '" + repo + "' && git init -q && git add . && git -c user.name=t -c user.email=t@t "
+               "commit -qm project && git bundle create -q ../project.bundle --all"),
+            0);
+  json body = {{"image", "build"},
+               {"command", {"/bin/sh", "/inputs/job.sh"}},
+               {"inputs", {upload("project.bundle", read_text(tmp.sub("project.bundle"))),
+                           upload("job.sh", read_text((kWorkloads / "coding" / "job.sh").string()))}},
+               {"policy", {{"memory_mb", 1024}, {"timeout_s", 300}}},
+               {"checks", {{{"kind", "junit"}, {"output", "report.xml"}}}}};
+  json job = run(body);
+  ASSERT_EQ(job["outcome"], "succeeded") << job.dump(2);
+  const json& rec = job["record"];
+  EXPECT_EQ(rec["image"]["name"], "build");
+  EXPECT_EQ(output_named(rec, "report.xml")["type"], "xml");
+  ASSERT_EQ(rec["checks"].size(), 1u) << rec.dump(2);
+  EXPECT_TRUE(rec["checks"][0]["passed"].get<bool>()) << rec["checks"].dump(2);
+  EXPECT_EQ(rec["checks"][0]["detail"],
+            "report.xml: 5 tests, 0 failures, 0 errors, 0 skipped (min_tests 1, max_failures 0, max_errors 0)");
+}
+
+TEST_F(WorkloadService, RenderedPdfIsCheckedOnTheHost) {
+  REQUIRE_IMAGE("render", store);
+  start(store);
+  json body = {{"image", "render"},
+               {"command", {"/bin/sh", "/inputs/job.sh"}},
+               {"inputs", {upload("page.html", read_text((kWorkloads / "render" / "page.html").string())),
+                           upload("job.sh", read_text((kWorkloads / "render" / "job.sh").string()))}},
+               {"policy", {{"memory_mb", 1024}, {"pids", 256}, {"timeout_s", 120}}},
+               {"checks", {{{"kind", "pdf"}, {"output", "doc.pdf"}, {"min_pages", 1}, {"max_pages", 2},
+                            {"contains", {"Quarterly report", "sandbox:x:", "beacon refused"}},
+                            {"excludes", {host_passwd_line()}}}}}};
+  json job = run(body);
+  ASSERT_EQ(job["outcome"], "succeeded") << job.dump(2);
+  const json& rec = job["record"];
+  EXPECT_EQ(rec["policy"]["network"], "none");
+  EXPECT_EQ(output_named(rec, "doc.pdf")["type"], "pdf");
+  ASSERT_EQ(rec["checks"].size(), 1u) << rec.dump(2);
+  EXPECT_TRUE(rec["checks"][0]["passed"].get<bool>()) << rec["checks"].dump(2);
 }
 
 }  // namespace

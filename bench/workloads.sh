@@ -48,8 +48,10 @@ for name in sorted(os.listdir(os.path.join(store, "names"))):
         print(f"| {name} | {digest[:19]} | (no manifest) | | |")
         continue
     size = m.get("size") or os.path.getsize(os.path.join(store, "blobs", hexd + ".erofs"))
-    secs = m.get("build_seconds", m.get("build_time_s", m.get("build_ms", 0) / 1000 if m.get("build_ms") else ""))
-    print(f"| {name} | {digest[:19]} | {size / 2**20:.1f} MiB | {len(m.get('packages', []))} | {secs} s |")
+    build = m.get("build", {})
+    secs = build.get("seconds")
+    print(f"| {name} | {digest[:19]} | {size / 2**20:.1f} MiB | {m.get('package_count', '')} | "
+          f"{secs:.0f} s |" if secs is not None else "| |")
 PY
 echo
 
@@ -63,25 +65,32 @@ git -C "${tmp}/project" bundle create -q "${tmp}/project.bundle" --all
 ex="${repo}/examples"
 declare -A cmd
 cmd[analyst-host]="--input ${ex}/sales_jan.csv --input ${ex}/sales_feb.csv --input ${ex}/analyst.py -- python3 /inputs/analyst.py"
-cmd[analyst]="--image python-data --image-dir ${store} --profile compute ${cmd[analyst-host]}"
+cmd[analyst]="--image python-data --image-dir ${store} ${cmd[analyst-host]}"
+cmd[analyst-compute]="--profile compute ${cmd[analyst]}"
 cmd[coding]="--image build --image-dir ${store} --memory 1G --timeout 300 --cpu-time 300 --input ${tmp}/project.bundle --input ${work}/coding/job.sh -- /bin/sh /inputs/job.sh"
 cmd[render]="--image render --image-dir ${store} --memory 2G --pids 256 --timeout 120 --cpu-time 120 --input ${work}/render/page.html --input ${work}/render/job.sh -- /bin/sh /inputs/job.sh"
-declare -A needs=([analyst-host]="" [analyst]=python-data [coding]=build [render]=render)
+declare -A needs=([analyst-host]="" [analyst]=python-data [analyst-compute]=python-data [coding]=build [render]=render)
 echo "| workload | image | job wall (median) | airlock run (median) | outcome |"
 echo "|---|---|---:|---:|---|"
-for w in analyst-host analyst coding render; do
+for w in analyst-host analyst analyst-compute coding render; do
   if [[ -n "${needs[$w]}" ]] && ! have "${needs[$w]}"; then
     echo "| ${w} | ${needs[$w]} | not built | | |"
     continue
   fi
   walls=(); totals=(); outcome=""
   for ((i = 0; i < reps; i++)); do
-    rm -rf "${tmp}/out"
+    rm -rf "${tmp}/out" "${tmp}/rec.json"
     start=$(date +%s%N)
+    status=0
     # shellcheck disable=SC2086
-    "$airlock" run --quiet --record "${tmp}/rec.json" --output-dir "${tmp}/out" ${cmd[$w]} >/dev/null 2>&1 || true
+    "$airlock" run --quiet --record "${tmp}/rec.json" --output-dir "${tmp}/out" ${cmd[$w]} >/dev/null 2>"${tmp}/err" || status=$?
     end=$(date +%s%N)
     totals+=($(( (end - start) / 1000000 )))
+    if [[ ! -f "${tmp}/rec.json" ]]; then
+      outcome="no record (exit ${status}: $(head -c 120 "${tmp}/err" | tr '\n' ' '))"
+      walls+=(0)
+      break
+    fi
     read -r wall outcome < <(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["usage"]["wall_ms"], r["outcome"])' "${tmp}/rec.json")
     walls+=("$wall")
   done

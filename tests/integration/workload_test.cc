@@ -70,15 +70,19 @@ json output_named(const json& rec, const std::string& name) {
   return json();
 }
 
+// The coding project as an agent's checkout would be: a repository, bundled
+// into TMP/project.bundle.
+bool make_bundle(const TempDir& tmp) {
+  std::string repo = tmp.sub("project");
+  fs::copy(kWorkloads / "coding" / "project", repo, fs::copy_options::recursive);
+  return sh("cd '" + repo + "' && git init -q && git add . && git -c user.name=t -c user.email=t@t "
+            "commit -qm project && git bundle create -q ../project.bundle --all") == 0;
+}
+
 TEST(Workload, CodingAgent) {
   REQUIRE_IMAGE("build", store);
   TempDir tmp;
-  // The project becomes a repository and a bundle, as an agent's checkout would.
-  std::string repo = tmp.sub("project");
-  fs::copy(kWorkloads / "coding" / "project", repo, fs::copy_options::recursive);
-  ASSERT_EQ(sh("cd '" + repo + "' && git init -q && git add . && git -c user.name=t -c user.email=t@t "
-               "commit -qm project && git bundle create -q ../project.bundle --all"),
-            0);
+  ASSERT_TRUE(make_bundle(tmp));
   ASSERT_EQ(workspace::detect_type(read_text(tmp.sub("project.bundle"))), workspace::FileType::kGitBundle);
   fs::copy(kWorkloads / "coding" / "job.sh", tmp.sub("job.sh"));
   Ran ran = run_airlock({"run", "--json", "--state-dir", tmp.state(), "--image", "build", "--image-dir", store,
@@ -188,7 +192,6 @@ TEST(Workload, Analyst) {
         {"tolerance", 0.01}},
        {{"kind", "image_dimensions"}, {"output", "chart.png"}, {"min_width", 100}}}));
   ASSERT_TRUE(checks);
-  std::map<std::string, std::string> in;
   for (auto r : validate::run_checks(*checks, files_in(tmp.sub("out")), files_in(examples.string())))
     EXPECT_TRUE(r.passed) << r.label << ": " << r.detail;
 }
@@ -222,11 +225,7 @@ TEST_F(WorkloadService, CodingAgentReportIsAcceptedByItsCheck) {
   REQUIRE_IMAGE("build", store);
   start(store);
   TempDir tmp;
-  std::string repo = tmp.sub("project");
-  fs::copy(kWorkloads / "coding" / "project", repo, fs::copy_options::recursive);
-  ASSERT_EQ(sh("cd '" + repo + "' && git init -q && git add . && git -c user.name=t -c user.email=t@t "
-               "commit -qm project && git bundle create -q ../project.bundle --all"),
-            0);
+  ASSERT_TRUE(make_bundle(tmp));
   json body = {{"image", "build"},
                {"command", {"/bin/sh", "/inputs/job.sh"}},
                {"inputs", {upload("project.bundle", read_text(tmp.sub("project.bundle"))),

@@ -16,6 +16,8 @@ packages=(
   slowhttptest
   # airlock image build: Debian roots from recipes, packed as erofs images (docs/images.md)
   mmdebstrap erofs-utils
+  # the pdf check's reader (pdfinfo, pdftotext), run in a sandbox on the host image
+  poppler-utils
 )
 
 missing=()

@@ -177,7 +177,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
       "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
-      "pool_images"};
+      "pool_images", "pdf_check_image"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -191,6 +191,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.work_dir = toml::get<std::string>(value);
       } else if (key == "airlock_binary") {
         c.airlock_binary = toml::get<std::string>(value);
+      } else if (key == "pdf_check_image") {
+        c.pdf_check_image = toml::get<std::string>(value);
       } else if (key == "secrets_file") {
         c.secrets_file = toml::get<std::string>(value);
       } else if (key == "egress_hosts") {

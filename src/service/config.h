@@ -79,6 +79,9 @@ struct ServiceConfig {
   uint64_t session_kept_calls_bytes = 32ull << 20;
   // What a job's checks may spend on the host (check_cpu_ms: all of one job's checks together).
   validate::CheckLimits check_limits;
+  // The image whose poppler-utils (pdfinfo, pdftotext) read PDFs for the pdf
+  // check, in a sandbox of their own (docs/checks.md).
+  std::string pdf_check_image = "host";
   uint64_t snapshot_ttl_s = 7 * 86'400;      // snapshots are removed this long after they were taken
   uint64_t snapshot_max_bytes = 1ull << 30;  // of one snapshot's files together
   uint64_t snapshot_expiry_interval_s = 60;

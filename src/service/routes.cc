@@ -88,7 +88,9 @@ void install_routes(api::HttpServer& server, JobService& service) {
     static const std::map<std::string, std::string> kTypes = {
         {"png", "image/png"},  {"jpeg", "image/jpeg"}, {"pdf", "application/pdf"}, {"json", "application/json"},
         {"csv", "text/csv"},   {"tsv", "text/tab-separated-values"}, {"svg", "image/svg+xml"},
-        {"text", "text/plain; charset=utf-8"}};
+        {"text", "text/plain; charset=utf-8"},
+        // XML as plain text: a browser must not render a job's XHTML (and its scripts) on this origin.
+        {"xml", "text/plain; charset=utf-8"}};
     auto t = kTypes.find(file->type);
     r.headers.emplace_back("Content-Type", t == kTypes.end() ? "application/octet-stream" : t->second);
     r.headers.emplace_back("X-Content-SHA256", file->sha256);

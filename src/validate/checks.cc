@@ -10,6 +10,7 @@
 #include "validate/csv.h"
 #include "validate/image_size.h"
 #include "validate/json_schema.h"
+#include "validate/junit.h"
 #include "validate/text.h"
 
 namespace airlock::validate {
@@ -51,6 +52,21 @@ struct ImageSpec {
   std::string output;
   std::optional<uint64_t> min_width, max_width, min_height, max_height;
 };
+
+struct JunitSpec {
+  std::string output;
+  uint64_t min_tests = 1, max_failures = 0, max_errors = 0;
+  std::optional<uint64_t> max_skipped;
+};
+
+struct PdfSpec {
+  std::string output;
+  std::optional<uint64_t> min_pages, max_pages;
+  std::vector<std::string> contains, excludes;
+};
+
+constexpr size_t kMaxPhrases = 16;
+constexpr size_t kMaxPhraseBytes = 1000;
 
 std::string join(const std::vector<std::string_view>& items) {
   std::string out;
@@ -222,8 +238,69 @@ Result<ImageSpec> parse_image(const Fields& f) {
   return spec;
 }
 
+Result<JunitSpec> parse_junit(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "min_tests", "max_failures", "max_errors", "max_skipped"}); !s)
+    return std::unexpected(s.error());
+  JunitSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  uint64_t* slots[] = {&spec.min_tests, &spec.max_failures, &spec.max_errors};
+  const char* keys[] = {"min_tests", "max_failures", "max_errors"};
+  for (size_t i = 0; i < 3; ++i) {
+    auto v = f.count(keys[i]);
+    if (!v) return std::unexpected(v.error());
+    if (*v) *slots[i] = **v;
+  }
+  auto skipped = f.count("max_skipped");
+  if (!skipped) return std::unexpected(skipped.error());
+  spec.max_skipped = *skipped;
+  return spec;
+}
+
+Result<std::vector<std::string>> phrases(const Fields& f, std::string_view key) {
+  std::vector<std::string> out;
+  const json* v = f.find(key);
+  if (!v) return out;
+  std::string shape = ": must be an array of 1 to " + std::to_string(kMaxPhrases) +
+                      " non-empty strings of at most " + std::to_string(kMaxPhraseBytes) + " bytes";
+  if (!v->is_array() || v->empty() || v->size() > kMaxPhrases) return fail(f.at(key) + shape);
+  for (const auto& item : *v) {
+    if (!item.is_string()) return fail(f.at(key) + shape);
+    std::string phrase = collapse_space(item.get<std::string>());
+    if (phrase.empty() || item.get_ref<const std::string&>().size() > kMaxPhraseBytes)
+      return fail(f.at(key) + shape);
+    out.push_back(std::move(phrase));
+  }
+  return out;
+}
+
+Result<PdfSpec> parse_pdf(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "min_pages", "max_pages", "contains", "excludes"}); !s)
+    return std::unexpected(s.error());
+  PdfSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  auto min = f.count("min_pages");
+  if (!min) return std::unexpected(min.error());
+  auto max = f.count("max_pages");
+  if (!max) return std::unexpected(max.error());
+  spec.min_pages = *min;
+  spec.max_pages = *max;
+  if (auto s = bounds_in_order(f, spec.min_pages, spec.max_pages, "min_pages", "max_pages"); !s)
+    return std::unexpected(s.error());
+  auto contains = phrases(f, "contains");
+  if (!contains) return std::unexpected(contains.error());
+  spec.contains = std::move(*contains);
+  auto excludes = phrases(f, "excludes");
+  if (!excludes) return std::unexpected(excludes.error());
+  spec.excludes = std::move(*excludes);
+  return spec;
+}
+
 const std::vector<std::string_view> kKinds = {"csv_column_sum", "csv_row_count", "json_schema",
-                                              "image_dimensions"};
+                                              "image_dimensions", "junit", "pdf"};
 
 // Checks one element's shape; returns its kind.
 Result<std::string> check_shape(const json& element, const std::string& where) {
@@ -240,6 +317,10 @@ Result<std::string> check_shape(const json& element, const std::string& where) {
     if (auto s = parse_schema_check(f); !s) shape = std::unexpected(s.error());
   } else if (*kind == "image_dimensions") {
     if (auto s = parse_image(f); !s) shape = std::unexpected(s.error());
+  } else if (*kind == "junit") {
+    if (auto s = parse_junit(f); !s) shape = std::unexpected(s.error());
+  } else if (*kind == "pdf") {
+    if (auto s = parse_pdf(f); !s) shape = std::unexpected(s.error());
   } else {
     return fail(f.at("kind") + ": unknown kind " + in_quotes(*kind) + " (supported: " + join(kKinds) +
                 ")");
@@ -475,8 +556,77 @@ CheckResult run_image(const ImageSpec& spec, const FileSource& outputs, Budget& 
   return {.passed = true, .detail = is + " (" + shown + ")"};
 }
 
+CheckResult run_junit(const JunitSpec& spec, const FileSource& outputs, Budget& budget) {
+  auto file = outputs(spec.output);
+  if (!file) return {.detail = no_output(spec.output)};
+  std::string name = printable(spec.output, 200);
+  auto text = read_capped(spec.output, *file, budget.limits.xml_bytes, "a junit check reads");
+  if (!text) return {.detail = text.error().what};
+  XmlLimits limits;
+  limits.max_bytes = budget.limits.xml_bytes;
+  auto counts = junit_counts(*text, limits);
+  if (!counts) return {.detail = name + " is not a JUnit XML report: " + counts.error().what};
+  std::string has = name + ": " + plural(counts->tests, "test") + ", " + plural(counts->failures, "failure") +
+                    ", " + plural(counts->errors, "error") + ", " + std::to_string(counts->skipped) + " skipped";
+  if (counts->tests < spec.min_tests) return {.detail = has + ": fewer than min_tests " + std::to_string(spec.min_tests)};
+  if (counts->failures > spec.max_failures)
+    return {.detail = has + ": more than max_failures " + std::to_string(spec.max_failures)};
+  if (counts->errors > spec.max_errors) return {.detail = has + ": more than max_errors " + std::to_string(spec.max_errors)};
+  if (spec.max_skipped && counts->skipped > *spec.max_skipped)
+    return {.detail = has + ": more than max_skipped " + std::to_string(*spec.max_skipped)};
+  std::string bounds = "min_tests " + std::to_string(spec.min_tests) + ", max_failures " +
+                       std::to_string(spec.max_failures) + ", max_errors " + std::to_string(spec.max_errors);
+  if (spec.max_skipped) bounds += ", max_skipped " + std::to_string(*spec.max_skipped);
+  return {.passed = true, .detail = has + " (" + bounds + ")"};
+}
+
+// The host's own look at a PDF before anything else reads it: "%PDF-" first
+// and "%%EOF" in the last 1 KiB (as the output type detection), streamed.
+Status looks_like_pdf(ByteSource& source) {
+  constexpr size_t kTail = 1024;
+  std::string head, tail;
+  char buf[65536];
+  for (;;) {
+    auto n = source(buf, sizeof buf);
+    if (!n) return std::unexpected(n.error());
+    if (*n == 0) break;
+    if (head.size() < 5) head.append(buf, std::min<size_t>(*n, 5 - head.size()));
+    tail.append(buf, *n);
+    if (tail.size() > kTail) tail.erase(0, tail.size() - kTail);
+  }
+  if (!head.starts_with("%PDF-")) return fail("not a PDF (no %PDF- header)");
+  if (tail.find("%%EOF") == std::string::npos) return fail("not a complete PDF (no %%EOF in its last 1 KiB)");
+  return {};
+}
+
+CheckResult run_pdf(const PdfSpec& spec, const FileSource& outputs, const PdfReader& reader) {
+  auto file = outputs(spec.output);
+  if (!file) return {.detail = no_output(spec.output)};
+  std::string name = printable(spec.output, 200);
+  if (auto st = looks_like_pdf(*file); !st) return {.detail = name + ": " + st.error().what};
+  if (!reader) return {.detail = name + ": pdf checks need a PDF reader (poppler in a sandbox), and none is configured"};
+  auto facts = reader(spec.output);
+  if (!facts) return {.detail = name + ": " + facts.error().what};
+  std::string has = name + " has " + plural(facts->pages, "page");
+  if (spec.min_pages && facts->pages < *spec.min_pages)
+    return {.detail = has + ", fewer than min_pages " + std::to_string(*spec.min_pages)};
+  if (spec.max_pages && facts->pages > *spec.max_pages)
+    return {.detail = has + ", more than max_pages " + std::to_string(*spec.max_pages)};
+  std::string text = collapse_space(facts->text);
+  for (const auto& phrase : spec.contains)
+    if (text.find(phrase) == std::string::npos) return {.detail = has + "; its text does not contain " + in_quotes(phrase, 100)};
+  for (const auto& phrase : spec.excludes)
+    if (text.find(phrase) != std::string::npos) return {.detail = has + "; its text contains " + in_quotes(phrase, 100)};
+  std::string shown;
+  if (!spec.contains.empty()) shown += "contains " + std::to_string(spec.contains.size()) + " required phrases";
+  if (!spec.excludes.empty()) shown += (shown.empty() ? "" : ", ") + std::string("none of ") + std::to_string(spec.excludes.size()) + " excluded phrases";
+  if (spec.min_pages) shown += (shown.empty() ? "" : ", ") + std::string("min_pages ") + std::to_string(*spec.min_pages);
+  if (spec.max_pages) shown += (shown.empty() ? "" : ", ") + std::string("max_pages ") + std::to_string(*spec.max_pages);
+  return {.passed = true, .detail = has + (shown.empty() ? "" : " (" + shown + ")")};
+}
+
 CheckResult run_one(const Check& check, size_t index, const FileSource& outputs, const FileSource& inputs,
-                    Budget& budget) {
+                    Budget& budget, const PdfReader& pdf) {
   std::string where = "checks[" + std::to_string(index) + "]";
   auto invalid = [](const Error& e) { return CheckResult{.detail = "invalid check: " + e.what}; };
   if (!check.spec.is_object()) return invalid(Error{where + ": must be an object"});
@@ -496,6 +646,14 @@ CheckResult run_one(const Check& check, size_t index, const FileSource& outputs,
   if (check.kind == "image_dimensions") {
     auto spec = parse_image(f);
     return spec ? run_image(*spec, outputs, budget) : invalid(spec.error());
+  }
+  if (check.kind == "junit") {
+    auto spec = parse_junit(f);
+    return spec ? run_junit(*spec, outputs, budget) : invalid(spec.error());
+  }
+  if (check.kind == "pdf") {
+    auto spec = parse_pdf(f);
+    return spec ? run_pdf(*spec, outputs, pdf) : invalid(spec.error());
   }
   return invalid(Error{where + ": unknown kind " + in_quotes(check.kind)});
 }
@@ -525,13 +683,13 @@ Result<std::vector<Check>> parse_checks(const json& checks) {
 }
 
 std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
-                                    const FileSource& inputs, const CheckLimits& limits) {
+                                    const FileSource& inputs, const CheckLimits& limits, const PdfReader& pdf) {
   std::vector<CheckResult> results;
   results.reserve(checks.size());
   Budget budget(limits);
   for (size_t i = 0; i < checks.size(); ++i) {
     CheckResult r =
-        budget.spent() ? CheckResult{.detail = budget.stopped()} : run_one(checks[i], i, outputs, inputs, budget);
+        budget.spent() ? CheckResult{.detail = budget.stopped()} : run_one(checks[i], i, outputs, inputs, budget, pdf);
     r.label = checks[i].label;
     r.kind = checks[i].kind;
     r.detail = truncate_utf8(std::move(r.detail), kMaxDetailBytes);

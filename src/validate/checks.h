@@ -57,14 +57,27 @@ struct CheckLimits {
   size_t record_bytes = 1 << 20;  // one CSV record
   size_t json_bytes = 4 << 20;    // a document json_schema parses whole
   size_t image_bytes = 1 << 20;   // the start of an image, where its header is
+  size_t xml_bytes = 16 << 20;    // a JUnit report a junit check reads whole
 };
+
+// What poppler found in a PDF output (docs/checks.md says why it runs in a
+// sandbox and not in airlock's process).
+struct PdfFacts {
+  uint64_t pages = 0;
+  std::string text;
+};
+// Reads the page count and text of the accepted output `name`; the caller
+// provides it (the service runs pdfinfo and pdftotext in a sandbox). An empty
+// function makes every pdf check fail with a clear reason.
+using PdfReader = std::function<Result<PdfFacts>(const std::string& name)>;
 
 // Runs every check, in order, each independently. A check that names a file
 // that is not an accepted output fails with "no accepted output named X"; an
 // input that was not admitted, with "no admitted input named X". A Check that
 // did not come from parse_checks and is malformed fails with "invalid check: ...".
 std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
-                                    const FileSource& inputs, const CheckLimits& limits = {});
+                                    const FileSource& inputs, const CheckLimits& limits = {},
+                                    const PdfReader& pdf = {});
 
 // {"label": ..., "kind": ..., "passed": ..., "detail": ...}
 nlohmann::json to_json(const CheckResult& r);

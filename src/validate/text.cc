@@ -36,6 +36,21 @@ std::string in_quotes(std::string_view s, size_t max_bytes) {
   return "\"" + printable(s, max_bytes) + "\"";
 }
 
+std::string collapse_space(std::string_view s) {
+  std::string out;
+  bool gap = false;
+  for (char c : s) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
+      gap = !out.empty();
+      continue;
+    }
+    if (gap) out.push_back(' ');
+    gap = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
 std::string truncate_utf8(std::string s, size_t max_bytes) {
   if (s.size() <= max_bytes) return s;
   size_t cut = max_bytes;

@@ -17,6 +17,10 @@ std::string printable(std::string_view s, size_t max_bytes = 80, bool escape_quo
 // printable(s) in double quotes (not named quoted: ADL would find std::quoted).
 std::string in_quotes(std::string_view s, size_t max_bytes = 80);
 
+// Every run of white space (space, tab, CR, LF, FF, VT) as one space, none at
+// either end: how PDF text is compared.
+std::string collapse_space(std::string_view s);
+
 // Cuts s to at most max_bytes at a UTF-8 character boundary, adding "..." if cut.
 std::string truncate_utf8(std::string s, size_t max_bytes);
 

@@ -7,10 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "validate/xml.h"
+
 namespace airlock::workspace {
 namespace {
 
-constexpr std::array<std::pair<FileType, std::string_view>, 9> kNames = {{
+constexpr std::array<std::pair<FileType, std::string_view>, 11> kNames = {{
     {FileType::kText, "text"},
     {FileType::kCsv, "csv"},
     {FileType::kTsv, "tsv"},
@@ -19,6 +21,8 @@ constexpr std::array<std::pair<FileType, std::string_view>, 9> kNames = {{
     {FileType::kJpeg, "jpeg"},
     {FileType::kPdf, "pdf"},
     {FileType::kSvg, "svg"},
+    {FileType::kXml, "xml"},
+    {FileType::kGitBundle, "git-bundle"},
     {FileType::kBinary, "binary"},
 }};
 
@@ -93,6 +97,36 @@ bool is_pdf(std::string_view s) {
   return s.substr(from).find("%%EOF") != std::string_view::npos;
 }
 
+// "# v2 git bundle\n" or "# v3 git bundle\n" (v3 adds "@capability" lines),
+// then lines of prerequisites ("-") and refs ("<40 or 64 hex> <ref>"), a blank
+// line, and a pack: "PACK" and version 2 or 3. The header must be text.
+bool is_git_bundle(std::string_view s) {
+  constexpr size_t kMaxHeader = 1 << 20;
+  const bool v3 = s.starts_with("# v3 git bundle\n");
+  if (!v3 && !s.starts_with("# v2 git bundle\n")) return false;
+  const size_t end = s.find("\n\n");
+  if (end == std::string_view::npos || end > kMaxHeader) return false;
+  std::string_view pack = s.substr(end + 2);
+  if (pack.size() < 12 || !pack.starts_with("PACK") || pack[4] != 0 || pack[5] != 0 || pack[6] != 0 ||
+      (pack[7] != 2 && pack[7] != 3))
+    return false;
+  std::string_view header = s.substr(16, end + 1 - 16);
+  while (!header.empty()) {
+    const size_t nl = header.find('\n');
+    std::string_view line = header.substr(0, nl);
+    header.remove_prefix(nl + 1);
+    if (line.starts_with('@') && v3) continue;
+    if (line.starts_with('-')) line.remove_prefix(1);
+    const size_t space = line.find(' ');
+    std::string_view id = line.substr(0, space);
+    if (id.size() != 40 && id.size() != 64) return false;
+    if (id.find_first_not_of("0123456789abcdef") != std::string_view::npos) return false;
+    for (char c : line)
+      if (static_cast<uint8_t>(c) < 0x20 && c != '\t') return false;
+  }
+  return true;
+}
+
 bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 std::string_view skip_xml_space(std::string_view s) {
@@ -149,6 +183,14 @@ bool is_json(std::string_view s) {
   body = skip_xml_space(body);  // JSON whitespace is the same four characters
   if (body.empty() || (body.front() != '{' && body.front() != '[')) return false;
   return nlohmann::json::accept(s);
+}
+
+// `s` is already known to be text: markup first, and a well-formed document.
+bool is_xml(std::string_view s) {
+  std::string_view body = s.starts_with(kUtf8Bom) ? s.substr(kUtf8Bom.size()) : s;
+  body = skip_xml_space(body);
+  if (!body.starts_with('<')) return false;
+  return validate::read_xml(s).has_value();
 }
 
 // RFC-4180 records separated by '\n' or "\r\n"; fields separated by `delim`;
@@ -222,9 +264,11 @@ FileType detect_type(std::string_view content) {
   if (is_png(content)) return FileType::kPng;
   if (is_jpeg(content)) return FileType::kJpeg;
   if (is_pdf(content)) return FileType::kPdf;
+  if (is_git_bundle(content)) return FileType::kGitBundle;
   if (!is_text(content)) return FileType::kBinary;
   if (is_json(content)) return FileType::kJson;
   if (is_svg(content)) return FileType::kSvg;
+  if (is_xml(content)) return FileType::kXml;
   if (is_delimited(content, ',')) return FileType::kCsv;
   if (is_delimited(content, '\t')) return FileType::kTsv;
   return FileType::kText;
@@ -232,11 +276,12 @@ FileType detect_type(std::string_view content) {
 
 TypeSet default_input_types() {
   return {FileType::kText, FileType::kCsv,  FileType::kTsv, FileType::kJson,
-          FileType::kPng,  FileType::kJpeg, FileType::kPdf};
+          FileType::kPng,  FileType::kJpeg, FileType::kPdf, FileType::kXml, FileType::kGitBundle};
 }
 
 TypeSet default_output_types() {
   TypeSet types = default_input_types();
+  types.erase(FileType::kGitBundle);
   types.insert(FileType::kSvg);
   return types;
 }

@@ -120,7 +120,7 @@ TEST_F(AdmitTest, BinaryRefusedAndEarlierCopiesRemoved) {
                                                         7));
   expect_rejected({good, bin},
                   "input \"data.bin\": type binary is not allowed "
-                  "(allowed: text, csv, tsv, json, png, jpeg, pdf)");
+                  "(allowed: text, csv, tsv, json, png, jpeg, pdf, xml, git-bundle)");
 }
 
 TEST_F(AdmitTest, TypeOutsideAPolicyRefused) {

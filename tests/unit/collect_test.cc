@@ -350,7 +350,7 @@ TEST_F(CollectTest, BinaryRefusedByTypeAndCopyRemoved) {
   Collection c = collect();
   expect_one_refusal(c, "blob.bin",
                      "type binary is not allowed (allowed: text, csv, tsv, json, png, jpeg, pdf, "
-                     "svg)");
+                     "svg, xml)");
   EXPECT_EQ(c.outputs[0].type, "binary");
   EXPECT_EQ(c.outputs[0].sha256, Sha256::of(blob));
   EXPECT_EQ(c.outputs[0].size, blob.size());

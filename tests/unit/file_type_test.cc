@@ -47,7 +47,7 @@ const std::string kPdf =
 TEST(FileTypeTest, NamesRoundTrip) {
   for (FileType t :
        {FileType::kText, FileType::kCsv, FileType::kTsv, FileType::kJson, FileType::kPng,
-        FileType::kJpeg, FileType::kPdf, FileType::kSvg, FileType::kBinary}) {
+        FileType::kJpeg, FileType::kPdf, FileType::kSvg, FileType::kXml, FileType::kGitBundle, FileType::kBinary}) {
     EXPECT_EQ(type_from_name(type_name(t)), t);
   }
   EXPECT_EQ(type_name(FileType::kJpeg), "jpeg");
@@ -144,6 +144,43 @@ TEST(FileTypeTest, Json) {
   EXPECT_EQ(detect_type(std::string(100000, '[') + std::string(100000, ']')), FileType::kJson);
 }
 
+// XML is text that the bounded reader accepts; anything it refuses stays text,
+// so a hostile document is never given the xml type.
+TEST(FileTypeTest, Xml) {
+  EXPECT_EQ(detect_type("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites><testsuite name=\"a\" "
+                        "tests=\"1\"><testcase name=\"t\"/></testsuite></testsuites>\n"),
+            FileType::kXml);
+  EXPECT_EQ(detect_type("<a/>"), FileType::kXml);
+  EXPECT_EQ(detect_type("<a>"), FileType::kText);                    // truncated
+  EXPECT_EQ(detect_type("<a></b>"), FileType::kText);                // mismatched
+  EXPECT_EQ(detect_type("<!DOCTYPE a><a/>"), FileType::kText);       // DOCTYPE refused
+  EXPECT_EQ(detect_type("<a>&lol9;</a>"), FileType::kText);          // undefined entity
+  EXPECT_EQ(detect_type(std::string(300, '<').replace(1, 299, std::string(299, 'a'))), FileType::kText);
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += "<a>";
+  for (int i = 0; i < 300; ++i) deep += "</a>";
+  EXPECT_EQ(detect_type(deep), FileType::kText);                     // deeper than 256
+  EXPECT_EQ(detect_type("x,y\n<a/>,2\n"), FileType::kCsv);          // not markup first
+  EXPECT_TRUE(default_input_types().contains(FileType::kXml));
+  EXPECT_TRUE(default_output_types().contains(FileType::kXml));
+}
+
+// A git bundle is admitted by its header and pack signature; git reads it in
+// the sandbox. Anything that only looks like one is binary.
+TEST(FileTypeTest, GitBundle) {
+  const std::string id(40, 'a');
+  const std::string pack("PACK\0\0\0\x02\0\0\0\x03rest", 16);
+  EXPECT_EQ(detect_type("# v2 git bundle\n" + id + " refs/heads/main\n\n" + pack), FileType::kGitBundle);
+  EXPECT_EQ(detect_type("# v3 git bundle\n@object-format=sha1\n-" + id + " base\n" + id + " HEAD\n\n" + pack),
+            FileType::kGitBundle);
+  EXPECT_EQ(detect_type("# v2 git bundle\n" + id + " refs/heads/main\n\nPACK"), FileType::kText);  // no pack after the header
+  EXPECT_EQ(detect_type("# v2 git bundle\nnot-hex refs/heads/main\n\n" + pack), FileType::kBinary);
+  EXPECT_EQ(detect_type("# v2 git bundle\n@object-format=sha1\n" + id + " x\n\n" + pack), FileType::kBinary);
+  EXPECT_EQ(detect_type("# v2 git bundle\n" + id + " refs/heads/main\n"), FileType::kText);
+  EXPECT_TRUE(default_input_types().contains(FileType::kGitBundle));
+  EXPECT_FALSE(default_output_types().contains(FileType::kGitBundle));
+}
+
 TEST(FileTypeTest, Svg) {
   EXPECT_EQ(detect_type("<svg xmlns=\"http://www.w3.org/2000/svg\"/>"), FileType::kSvg);
   EXPECT_EQ(detect_type("\xEF\xBB\xBF\n<?xml version=\"1.0\"?>\n<!-- made by hand -->\n"
@@ -151,8 +188,8 @@ TEST(FileTypeTest, Svg) {
                         "  \"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n"
                         "<svg width=\"1\" height=\"1\"></svg>\n"),
             FileType::kSvg);
-  EXPECT_EQ(detect_type("<html><svg></svg></html>"), FileType::kText);
-  EXPECT_EQ(detect_type("<svgfoo/>"), FileType::kText);
+  EXPECT_EQ(detect_type("<html><svg></svg></html>"), FileType::kXml);  // well-formed, not an svg root
+  EXPECT_EQ(detect_type("<svgfoo/>"), FileType::kXml);
   // An internal DTD subset (entity definitions) is not accepted as SVG.
   EXPECT_EQ(detect_type("<!DOCTYPE svg [<!ENTITY a \"b\">]><svg>&a;</svg>"), FileType::kText);
 }

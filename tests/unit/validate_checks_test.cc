@@ -108,7 +108,7 @@ TEST(CheckParseTest, KindRules) {
   EXPECT_EQ(parse_error(json::array({{{"kind", 3}}})), "checks[0].kind: must be a string");
   EXPECT_EQ(parse_error(json::array({{{"kind", "regex"}}})),
             "checks[0].kind: unknown kind \"regex\" (supported: csv_column_sum, csv_row_count, "
-            "json_schema, image_dimensions)");
+            "json_schema, image_dimensions, junit, pdf)");
 }
 
 TEST(CheckParseTest, UnknownFieldNamesTheAllowedOnes) {
@@ -458,6 +458,162 @@ TEST(CheckRunTest, AJsonDocumentOverItsLimitIsNotRead) {
   auto r = run_checks(*parsed, source({{"d.json", "[" + std::string(200, '1') + "]"}}), source({}), limits).at(0);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.detail, "d.json: more than the 100 bytes a json_schema check reads");
+}
+
+
+// --- junit -------------------------------------------------------------------
+
+// What the coding agent workload's Makefile writes (examples/workloads/coding).
+const char* kJunitReport =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<testsuites tests=\"3\" failures=\"0\" errors=\"0\">\n"
+    "  <testsuite name=\"vec\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0\">\n"
+    "    <testcase classname=\"vec\" name=\"sum\" time=\"0.001\"/>\n"
+    "    <testcase classname=\"vec\" name=\"max\"><system-out>ok &amp; done</system-out></testcase>\n"
+    "  </testsuite>\n"
+    "  <testsuite name=\"tool\"><testcase name=\"gen\"/></testsuite>\n"
+    "</testsuites>\n";
+
+std::string junit_detail(const Files& outputs, json extra = json::object()) {
+  json check = {{"kind", "junit"}, {"output", "report.xml"}};
+  check.update(extra);
+  auto r = run_one(check, outputs);
+  return (r.passed ? "passed: " : "failed: ") + r.detail;
+}
+
+TEST(JunitCheckTest, CountsAndBounds) {
+  Files files = {{"report.xml", kJunitReport}};
+  EXPECT_EQ(junit_detail(files),
+            "passed: report.xml: 3 tests, 0 failures, 0 errors, 0 skipped (min_tests 1, max_failures 0, max_errors 0)");
+  EXPECT_EQ(junit_detail(files, {{"min_tests", 4}}),
+            "failed: report.xml: 3 tests, 0 failures, 0 errors, 0 skipped: fewer than min_tests 4");
+  std::string failing =
+      "<testsuite name=\"s\"><testcase name=\"a\"><failure message=\"1 != 2\"/></testcase>"
+      "<testcase name=\"b\"><error/></testcase><testcase name=\"c\"><skipped/></testcase></testsuite>";
+  files = {{"report.xml", failing}};
+  EXPECT_EQ(junit_detail(files), "failed: report.xml: 3 tests, 1 failure, 1 error, 1 skipped: more than max_failures 0");
+  EXPECT_EQ(junit_detail(files, {{"max_failures", 1}}),
+            "failed: report.xml: 3 tests, 1 failure, 1 error, 1 skipped: more than max_errors 0");
+  EXPECT_EQ(junit_detail(files, {{"max_failures", 1}, {"max_errors", 1}, {"max_skipped", 0}}),
+            "failed: report.xml: 3 tests, 1 failure, 1 error, 1 skipped: more than max_skipped 0");
+  EXPECT_EQ(junit_detail(files, {{"max_failures", 1}, {"max_errors", 1}}),
+            "passed: report.xml: 3 tests, 1 failure, 1 error, 1 skipped (min_tests 1, max_failures 1, max_errors 1)");
+  EXPECT_EQ(junit_detail({{"report.xml", "<testsuites/>"}}),
+            "failed: report.xml: 0 tests, 0 failures, 0 errors, 0 skipped: fewer than min_tests 1");
+}
+
+// A report whose summary hides a failing testcase is refused: the counts are
+// the testcases', and every declaration must agree with them.
+TEST(JunitCheckTest, LyingSummaryIsRefused) {
+  std::string lying =
+      "<testsuites tests=\"1\" failures=\"0\"><testsuite name=\"s\" tests=\"1\" failures=\"0\">"
+      "<testcase name=\"a\"><failure/></testcase></testsuite></testsuites>";
+  EXPECT_EQ(junit_detail({{"report.xml", lying}}, {{"max_failures", 5}}),
+            "failed: report.xml is not a JUnit XML report: <testsuite name=\"s\"> declares failures=\"0\" "
+            "but holds 1 testcase with <failure>");
+  EXPECT_EQ(junit_detail({{"report.xml", "<testsuite tests=\"-1\"/>"}}),
+            "failed: report.xml is not a JUnit XML report: <testsuite>: tests=\"-1\" is not a count");
+}
+
+TEST(JunitCheckTest, HostileReportsFailWithTheirReason) {
+  std::string bomb = "<?xml version=\"1.0\"?><!DOCTYPE l [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;\">]>"
+                     "<testsuite><testcase name=\"&b;\"/></testsuite>";
+  EXPECT_EQ(junit_detail({{"report.xml", bomb}}),
+            "failed: report.xml is not a JUnit XML report: byte 21: a DOCTYPE is refused (no DTD or entity declarations)");
+  std::string deep = "<testsuite>";
+  for (int i = 0; i < 100000; ++i) deep += "<x>";
+  EXPECT_EQ(junit_detail({{"report.xml", deep}}),
+            "failed: report.xml is not a JUnit XML report: byte 776: elements nested deeper than 256");
+  EXPECT_EQ(junit_detail({{"report.xml", std::string(kJunitReport).substr(0, 200)}}),
+            "failed: report.xml is not a JUnit XML report: byte 200: truncated: start tag <testcase> is not closed");
+  EXPECT_EQ(junit_detail({{"report.xml", "<testsuite><testcase name=\"\xff\"/></testsuite>"}}),
+            "failed: report.xml is not a JUnit XML report: byte 27: not valid UTF-8");
+  EXPECT_EQ(junit_detail({{"report.xml", "<html><testcase/></html>"}}),
+            "failed: report.xml is not a JUnit XML report: the root element is <html>, not <testsuites> or <testsuite>");
+  EXPECT_EQ(junit_detail({{"report.xml", "<testsuites><testcase/></testsuites>"}}),
+            "failed: report.xml is not a JUnit XML report: a <testcase> outside any <testsuite>");
+  EXPECT_EQ(junit_detail({}), "failed: no accepted output named \"report.xml\"");
+  CheckLimits limits;
+  limits.xml_bytes = 100;
+  auto parsed = parse_checks(json::array({{{"kind", "junit"}, {"output", "report.xml"}}}));
+  ASSERT_TRUE(parsed);
+  auto r = run_checks(*parsed, source({{"report.xml", kJunitReport}}), source({}), limits).at(0);
+  EXPECT_EQ(r.detail, "report.xml: more than the 100 bytes a junit check reads");
+}
+
+TEST(JunitCheckTest, Shapes) {
+  EXPECT_EQ(parse_error(json::array({{{"kind", "junit"}, {"output", "r.xml"}, {"max_failures", -1}}})),
+            "checks[0].max_failures: must be a non-negative integer");
+  EXPECT_EQ(parse_error(json::array({{{"kind", "junit"}, {"output", "r.xml"}, {"failures", 0}}})),
+            "checks[0]: unknown field \"failures\" (allowed: kind, name, output, min_tests, max_failures, "
+            "max_errors, max_skipped)");
+}
+
+// --- pdf ---------------------------------------------------------------------
+
+const char* kPdf = "%PDF-1.4\n1 0 obj <</Type /Catalog>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF\n";
+
+CheckResult run_pdf_check(const json& check, const Files& outputs, const PdfReader& reader) {
+  auto parsed = parse_checks(json::array({check}));
+  EXPECT_TRUE(parsed) << parsed.error().what;
+  if (!parsed) return {};
+  return run_checks(*parsed, source(outputs), source({}), {}, reader).at(0);
+}
+
+TEST(PdfCheckTest, PagesAndText) {
+  std::vector<std::string> asked;
+  PdfReader reader = [&](const std::string& name) -> Result<PdfFacts> {
+    asked.push_back(name);
+    return PdfFacts{2, "Quarterly\n  report\f page two\nfile:///etc/passwd"};
+  };
+  json check = {{"kind", "pdf"}, {"output", "doc.pdf"}, {"min_pages", 1}, {"max_pages", 3},
+                {"contains", {"Quarterly report page", "two"}}, {"excludes", {"root:x:0:0"}}};
+  auto r = run_pdf_check(check, {{"doc.pdf", kPdf}}, reader);
+  EXPECT_TRUE(r.passed) << r.detail;
+  EXPECT_EQ(r.detail, "doc.pdf has 2 pages (contains 2 required phrases, none of 1 excluded phrases, min_pages 1, max_pages 3)");
+  EXPECT_EQ(asked, std::vector<std::string>{"doc.pdf"});
+  check["max_pages"] = 1;
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", kPdf}}, reader).detail, "doc.pdf has 2 pages, more than max_pages 1");
+  check["max_pages"] = 3;
+  check["excludes"] = {"etc/passwd"};
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", kPdf}}, reader).detail, "doc.pdf has 2 pages; its text contains \"etc/passwd\"");
+  check["contains"] = {"Annual"};
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", kPdf}}, reader).detail,
+            "doc.pdf has 2 pages; its text does not contain \"Annual\"");
+}
+
+// The host looks at the signature itself and hands nothing that is not a PDF
+// to the reader; a reader's failure (a sandbox that ran out of time on a
+// hostile PDF, say) fails the check with its reason.
+TEST(PdfCheckTest, NotAPdfNeverReachesTheReader) {
+  int calls = 0;
+  PdfReader reader = [&](const std::string&) -> Result<PdfFacts> {
+    ++calls;
+    return fail("pdftotext ended as cpu_limit");
+  };
+  json check = {{"kind", "pdf"}, {"output", "doc.pdf"}};
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", "<html>not a pdf</html>"}}, reader).detail,
+            "doc.pdf: not a PDF (no %PDF- header)");
+  std::string truncated = std::string(kPdf).substr(0, 40);
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", truncated}}, reader).detail,
+            "doc.pdf: not a complete PDF (no %%EOF in its last 1 KiB)");
+  std::string eof_far = std::string(kPdf) + std::string(2000, ' ');
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", eof_far}}, reader).detail,
+            "doc.pdf: not a complete PDF (no %%EOF in its last 1 KiB)");
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", kPdf}}, reader).detail, "doc.pdf: pdftotext ended as cpu_limit");
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(run_pdf_check(check, {{"doc.pdf", kPdf}}, {}).detail,
+            "doc.pdf: pdf checks need a PDF reader (poppler in a sandbox), and none is configured");
+}
+
+TEST(PdfCheckTest, Shapes) {
+  EXPECT_EQ(parse_error(json::array({{{"kind", "pdf"}, {"output", "d.pdf"}, {"min_pages", 3}, {"max_pages", 2}}})),
+            "checks[0].min_pages: 3 is greater than max_pages 2");
+  EXPECT_EQ(parse_error(json::array({{{"kind", "pdf"}, {"output", "d.pdf"}, {"contains", {" \n "}}}})),
+            "checks[0].contains: must be an array of 1 to 16 non-empty strings of at most 1000 bytes");
+  EXPECT_EQ(parse_error(json::array({{{"kind", "pdf"}, {"output", "d.pdf"}, {"excludes", "x"}}})),
+            "checks[0].excludes: must be an array of 1 to 16 non-empty strings of at most 1000 bytes");
 }
 
 }  // namespace

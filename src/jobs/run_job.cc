@@ -205,12 +205,10 @@ JobRecord new_record(const RunRequest& req, const RunEnvironment& env) {
   rec.owner = env.owner;
   rec.command = req.command;
   rec.image_name = req.image;
-  if (auto refusal = profile_refusal(req); !refusal.empty()) {
-    rec.outcome = Outcome::kInputRejected;
-    rec.reason = refusal;
-  } else {
-    result = run_in_sandbox(req, env, rec, sb);
-  }
+  rec.profile_name = req.profile;
+  if (const sandbox::Profile* profile = sandbox::find_profile(req.profile))
+    rec.profile_digest = sandbox::profile_digest(*profile);
+  rec.image_requested = req.image;
   rec.policy = req.policy;
   rec.started_at = now_rfc3339();
   rec.sandbox_uid = kSandboxUid;
@@ -229,16 +227,12 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   auto started = std::chrono::steady_clock::now();
   Status result;
   std::optional<PreparedSandbox> sb;
-  if (req.image != "host") {
-    rec.outcome = Outcome::kInputRejected;
-    rec.reason = "unknown image '" + req.image + "' (available: host)";
-  } else if (auto refusal = profile_refusal(req); !refusal.empty()) {
+  if (auto refusal = profile_refusal(req); !refusal.empty()) {
     rec.outcome = Outcome::kInputRejected;
     rec.reason = refusal;
   } else {
     result = run_in_sandbox(req, env, rec, sb);
   }
-  result = run_in_sandbox(req, env, rec, sb);
   if (!result) {
     rec.outcome = Outcome::kSandboxError;
     rec.reason = result.error().message();

@@ -227,7 +227,10 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
     s->start([raw = s.get(), reply](const Status& opened) {
       if (opened) return reply(raw->view());
       std::string why = opened.error().message();
-      bool refused = why.find("input") != std::string::npos && why.find("airlock") == std::string::npos;
+      // Refusals of the request are made as "input rejected: ..." (jobs/session.cc);
+      // anything else is airlock's own failure. A refusal may name paths with
+      // any words in them, so only the prefix counts.
+      bool refused = why.rfind("input rejected: ", 0) == 0;
       reply(api_error(refused ? 400 : 500, refused ? "input_rejected" : "sandbox_error",
                       "the session could not start: " + why));
     });

@@ -13,6 +13,7 @@
 #include "images/image_use.h"
 #include "jobs/session.h"
 #include "run_helpers.h"
+#include "service_fixture.h"
 #include "sandbox/cgroup.h"
 
 namespace {
@@ -226,6 +227,38 @@ TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
   EXPECT_NE(refused.error().message().find("input rejected: unknown image 'no-such-image'"),
             std::string::npos)
       << refused.error().message();
+}
+
+}  // namespace
+
+namespace {
+
+// A session on an image whose blob no longer matches its digest is the
+// caller's refused input (400 input_rejected), whatever words the reason
+// holds: the service once took any message with "airlock" in it (an image
+// named airlock-tools, a store path) for its own failure (500 sandbox_error).
+TEST(ImageSessionApi, ACorruptImageIsARefusalNotAServiceError) {
+  TempDir dir;
+  std::string store = dir.sub("store");
+  for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"}) fs::create_directories(store + "/" + d);
+  fs::create_directories(dir.sub("root/usr/lib"));
+  write_text(dir.sub("root/usr/lib/os-release"), "ID=tiny\n");
+  std::string built = dir.sub("tiny.erofs");
+  std::string cmd = "mkfs.erofs -T0 --all-root " + built + " " + dir.sub("root") + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "mkfs.erofs (erofs-utils) is needed";
+  std::string hex = airlock::Sha256::of(read_text(built));
+  std::string blob = store + "/blobs/" + hex + ".erofs";
+  write_text(blob, read_text(built) + "x");  // the bytes changed after the name was given
+  write_text(store + "/manifests/" + hex + ".json", "{\"name\":\"tiny\"}\n");
+  write_text(store + "/names/airlock-tools", "sha256:" + hex + "\n");
+  write_text(dir.sub("serve.toml"), "image_dir = \"" + store + "\"\n");
+
+  airlock::testing::ServiceProcess svc({"--config", dir.sub("serve.toml")});
+  auto http = svc.client();
+  auto r = http.request("POST", "/v1/sessions", R"({"image": "airlock-tools"})", svc.alpha.auth());
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("input_rejected"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("is corrupt"), std::string::npos) << r.body;
 }
 
 }  // namespace

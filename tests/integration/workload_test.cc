@@ -172,8 +172,6 @@ TEST(Workload, DocumentRendering) {
 
 TEST(Workload, Analyst) {
   REQUIRE_IMAGE("python-data", store);
-  if (run_airlock({"run", "--help"}).out.find("--profile") == std::string::npos)
-    GTEST_SKIP() << "this airlock has no --profile (the profiles branch is not merged)";
   TempDir tmp;
   const fs::path examples = fs::path(AIRLOCK_SOURCE_DIR) / "examples";
   Ran ran = run_airlock({"run", "--json", "--state-dir", tmp.state(), "--image", "python-data", "--image-dir", store,

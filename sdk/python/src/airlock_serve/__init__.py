@@ -10,7 +10,7 @@ from ._events import Event, EventStream
 from .client import OPERATIONS, Client
 from .errors import (
     AirlockError, ApiError, BadRequest, BadJson, BadName, BadPath, InputRejected, TypeNotAllowed,
-    Unauthenticated, Forbidden, NotFound, Conflict, Busy, NotFinished, NotPublishable,
+    Unauthenticated, Forbidden, ForbiddenOrigin, NotFound, Conflict, Busy, NotFinished, NotPublishable,
     SessionClosed, Starting, NotAFile, NotADirectory, TooLarge, BodyTooLarge, StorageQuota,
     SnapshotRefused, HeaderTooLarge, TooManyRequests, Overloaded, TooManySessions, ServerError,
     InternalError, SandboxError, Unavailable, Stopping, InsufficientStorage, AirlockTimeout,
@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "OPERATIONS", "ERRORS", "Client", "Job", "Session", "CallResult", "Event", "EventStream",
     "AirlockError", "ApiError", "BadRequest", "BadJson", "BadName", "BadPath", "InputRejected",
-    "TypeNotAllowed", "Unauthenticated", "Forbidden", "NotFound", "Conflict", "Busy", "NotFinished",
+    "TypeNotAllowed", "Unauthenticated", "Forbidden", "ForbiddenOrigin", "NotFound", "Conflict", "Busy", "NotFinished",
     "NotPublishable", "SessionClosed", "Starting", "NotAFile", "NotADirectory", "TooLarge",
     "BodyTooLarge", "StorageQuota", "SnapshotRefused", "HeaderTooLarge", "TooManyRequests",
     "Overloaded", "TooManySessions", "ServerError", "InternalError", "SandboxError", "Unavailable",

@@ -59,6 +59,10 @@ class Forbidden(ApiError):
     """The key lacks the scope the route needs."""
 
 
+class ForbiddenOrigin(Forbidden):
+    """/mcp refused a request whose Origin or Host is not loopback (DNS rebinding protection)."""
+
+
 class NotFound(ApiError):
     """No such object for this tenant (another tenant's objects answer the same)."""
 
@@ -186,6 +190,7 @@ ERRORS = {
     "type_not_allowed": TypeNotAllowed,
     "unauthenticated": Unauthenticated,
     "forbidden": Forbidden,
+    "forbidden_origin": ForbiddenOrigin,
     "not_found": NotFound,
     "busy": Busy,
     "not_finished": NotFinished,

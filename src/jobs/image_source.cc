@@ -76,7 +76,11 @@ Result<std::optional<std::string>> check_image_file(int fd, const std::string& d
   if (*actual != hex)
     return std::optional<std::string>("image is corrupt: its sha256 is " + *actual + ", not " +
                                       hex);
-  if (!cache_dir.empty() && sys::make_dirs(dir, 0700))
+  // Only inside a cache directory that exists: making it here would make the
+  // state directory above it too, with a mode the sandbox cannot pass through
+  // (jobs/state_dir.cc makes both; the first job then just hashes again).
+  struct stat cache_st {};
+  if (!cache_dir.empty() && ::stat(cache_dir.c_str(), &cache_st) == 0 && sys::make_dirs(dir, 0700))
     (void)sys::write_file_atomic(cached, key, 0600);  // a lost cache entry only costs a rehash
   return std::optional<std::string>();
 }

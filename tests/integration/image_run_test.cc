@@ -262,3 +262,25 @@ TEST(ImageSessionApi, ACorruptImageIsARefusalNotAServiceError) {
 }
 
 }  // namespace
+
+namespace {
+
+// The first job of a state directory that does not exist yet runs on an
+// image: the image check's cache once made the state directory 0700 before
+// the job made it 0711, and the job ended as sandbox_error.
+TEST(ImageRunFresh, TheFirstJobOfANewStateDirectoryRunsOnAnImage) {
+  if (!fs::exists(test_store() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  TempDir dir;
+  const std::string state = dir.sub("new-state");
+  ASSERT_FALSE(fs::exists(state));
+  auto ran = run_airlock({"run", "--json", "--state-dir", state, "--image", "minimal",
+                          "--image-dir", test_store(), "--", "/bin/true"});
+  auto rec = nlohmann::json::parse(ran.out, nullptr, false);
+  ASSERT_FALSE(rec.is_discarded()) << ran.out << ran.err;
+  EXPECT_EQ(rec.value("outcome", ""), "succeeded") << rec.value("reason", "");
+  EXPECT_EQ(fs::status(state).permissions() & fs::perms::others_exec, fs::perms::others_exec);
+}
+
+}  // namespace

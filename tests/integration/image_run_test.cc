@@ -12,6 +12,7 @@
 #include "images/image_store.h"
 #include "images/image_use.h"
 #include "jobs/session.h"
+#include "image_helpers.h"
 #include "run_helpers.h"
 #include "service_fixture.h"
 #include "sandbox/cgroup.h"
@@ -20,14 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using airlock::testing::read_text;
+using airlock::testing::test_image_dir;
 using airlock::testing::run_airlock;
 using airlock::testing::TempDir;
 using airlock::testing::write_text;
 
-std::string test_store() {
-  const char* d = std::getenv("AIRLOCK_TEST_IMAGE_DIR");
-  return d ? d : std::string(AIRLOCK_SOURCE_DIR) + "/build/images";
-}
 
 // A store of its own with one tiny image `tiny` (a /usr with one file),
 // made with mkfs.erofs: enough to be checked and refused, not to run.
@@ -105,8 +103,8 @@ TEST_F(TinyStore, ACorruptImageIsRefusedEvenAfterItWasVerified) {
 }
 
 TEST(ImageRun, TheImageIsReadOnlyNosuidAndNamesNoHostPath) {
-  if (!fs::exists(test_store() + "/names/minimal"))
-    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+  if (!fs::exists(test_image_dir() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_image_dir()
                  << " (scripts/test-setup/20-images.sh builds it)";
   TempDir dir;
   const char* code = R"(
@@ -122,7 +120,7 @@ print("su setuid", bool(st and st.st_mode & 0o4000))
 for k, v in sorted(os.environ.items()): print("env %s=%s" % (k, v))
 )";
   auto r = run_airlock({"run", "--json", "--state-dir", dir.state(), "--image", "minimal",
-                        "--image-dir", test_store(), "--", "python3", "-c", code});
+                        "--image-dir", test_image_dir(), "--", "python3", "-c", code});
   auto rec = r.record();
   ASSERT_EQ(rec.value("outcome", ""), "succeeded") << r.out << r.err;
   std::string out = rec["stdout"].value("text", "");
@@ -131,12 +129,12 @@ for k, v in sorted(os.environ.items()): print("env %s=%s" % (k, v))
   // host mounted it from, never the image's path in the store.
   EXPECT_NE(out.find("usr /usr ro,nosuid,nodev"), std::string::npos) << out;
   EXPECT_NE(out.find("erofs /proc/self/fd/"), std::string::npos) << out;
-  EXPECT_EQ(out.find(test_store()), std::string::npos) << out;
+  EXPECT_EQ(out.find(test_image_dir()), std::string::npos) << out;
   EXPECT_FALSE(rec["image"].value("digest", "").empty());
   EXPECT_TRUE(rec["image"].value("pinned", false));
   // The recipe's environment (the manifest's "env") is the job's.
   std::string hex = rec["image"].value("digest", "").substr(7);
-  auto manifest = nlohmann::json::parse(read_text(test_store() + "/manifests/" + hex + ".json"));
+  auto manifest = nlohmann::json::parse(read_text(test_image_dir() + "/manifests/" + hex + ".json"));
   const nlohmann::json env = manifest.contains("env") ? manifest["env"] : nlohmann::json::object();
   EXPECT_FALSE(env.empty()) << "the test image's recipe sets an environment";
   for (auto it = env.begin(); it != env.end(); ++it)
@@ -160,17 +158,17 @@ TEST(ImageRun, HostIsRecordedUnpinned) {
 namespace {
 
 TEST(ImagePool, WarmSandboxesOfAnImageServeOnlyJobsOnThatImage) {
-  if (!fs::exists(test_store() + "/names/minimal"))
-    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+  if (!fs::exists(test_image_dir() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_image_dir()
                  << " (scripts/test-setup/20-images.sh builds it)";
   TempDir dir;
   airlock::testing::Spawned pool({"pool", "--state-dir", dir.state(), "--warm", "1", "--preloaded",
-                                  "0", "--image", "minimal", "--image-dir", test_store()},
+                                  "0", "--image", "minimal", "--image-dir", test_image_dir()},
                                  dir.path(), dir.state());
   for (int i = 0; i < 3000 && !fs::exists(dir.state() + "/pool.sock"); ++i) ::usleep(10000);
   auto job = [&](const std::string& image) {
     return run_airlock({"run", "--json", "--start", "warm", "--state-dir", dir.state(), "--image",
-                        image, "--image-dir", test_store(), "--", "/bin/sh", "-c",
+                        image, "--image-dir", test_image_dir(), "--", "/bin/sh", "-c",
                         "head -1 /etc/os-release"})
         .record();
   };
@@ -193,8 +191,8 @@ TEST(ImagePool, WarmSandboxesOfAnImageServeOnlyJobsOnThatImage) {
 namespace {
 
 TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
-  if (!fs::exists(test_store() + "/names/minimal"))
-    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+  if (!fs::exists(test_image_dir() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_image_dir()
                  << " (scripts/test-setup/20-images.sh builds it)";
   TempDir dir;
   auto cgroups = airlock::sandbox::detect_cgroup_backend();
@@ -202,8 +200,8 @@ TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
   airlock::jobs::Session::Options options{
       airlock::jobs::JobPolicy{}, dir.state(), cgroups->get(), {}, {}};
   options.image = "minimal";
-  options.image_dir = test_store();
-  airlock::images::ImageStore store(test_store());
+  options.image_dir = test_image_dir();
+  airlock::images::ImageStore store(test_image_dir());
   auto stored = store.resolve({"minimal", ""});
   ASSERT_TRUE(stored);
   {
@@ -237,23 +235,12 @@ namespace {
 // caller's refused input (400 input_rejected), whatever words the reason
 // holds: the service once took any message with "airlock" in it (an image
 // named airlock-tools, a store path) for its own failure (500 sandbox_error).
-TEST(ImageSessionApi, ACorruptImageIsARefusalNotAServiceError) {
-  TempDir dir;
-  std::string store = dir.sub("store");
-  for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"}) fs::create_directories(store + "/" + d);
-  fs::create_directories(dir.sub("root/usr/lib"));
-  write_text(dir.sub("root/usr/lib/os-release"), "ID=tiny\n");
-  std::string built = dir.sub("tiny.erofs");
-  std::string cmd = "mkfs.erofs -T0 --all-root " + built + " " + dir.sub("root") + " >/dev/null 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "mkfs.erofs (erofs-utils) is needed";
-  std::string hex = airlock::Sha256::of(read_text(built));
-  std::string blob = store + "/blobs/" + hex + ".erofs";
-  write_text(blob, read_text(built) + "x");  // the bytes changed after the name was given
-  write_text(store + "/manifests/" + hex + ".json", "{\"name\":\"tiny\"}\n");
-  write_text(store + "/names/airlock-tools", "sha256:" + hex + "\n");
-  write_text(dir.sub("serve.toml"), "image_dir = \"" + store + "\"\n");
+TEST_F(TinyStore, ASessionOnACorruptImageIsARefusalNotAServiceError) {
+  write_text(store_ + "/names/airlock-tools", "sha256:" + hex_ + "\n");
+  write_text(blob_, read_text(blob_) + "x");  // the bytes changed after the name was given
+  write_text(dir_.sub("serve.toml"), "image_dir = \"" + store_ + "\"\n");
 
-  airlock::testing::ServiceProcess svc({"--config", dir.sub("serve.toml")});
+  airlock::testing::ServiceProcess svc({"--config", dir_.sub("serve.toml")});
   auto http = svc.client();
   auto r = http.request("POST", "/v1/sessions", R"({"image": "airlock-tools"})", svc.alpha.auth());
   EXPECT_EQ(r.status, 400) << r.body;
@@ -269,14 +256,14 @@ namespace {
 // image: the image check's cache once made the state directory 0700 before
 // the job made it 0711, and the job ended as sandbox_error.
 TEST(ImageRunFresh, TheFirstJobOfANewStateDirectoryRunsOnAnImage) {
-  if (!fs::exists(test_store() + "/names/minimal"))
-    GTEST_SKIP() << "the image 'minimal' is not built in " << test_store()
+  if (!fs::exists(test_image_dir() + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << test_image_dir()
                  << " (scripts/test-setup/20-images.sh builds it)";
   TempDir dir;
   const std::string state = dir.sub("new-state");
   ASSERT_FALSE(fs::exists(state));
   auto ran = run_airlock({"run", "--json", "--state-dir", state, "--image", "minimal",
-                          "--image-dir", test_store(), "--", "/bin/true"});
+                          "--image-dir", test_image_dir(), "--", "/bin/true"});
   auto rec = nlohmann::json::parse(ran.out, nullptr, false);
   ASSERT_FALSE(rec.is_discarded()) << ran.out << ran.err;
   EXPECT_EQ(rec.value("outcome", ""), "succeeded") << rec.value("reason", "");

@@ -1,4 +1,4 @@
-// HTTP requests as airlock serve reads them (src/api/http_connection.cc): a
+// HTTP requests as airlock serve reads them (src/http/connection.cc): a
 // Beast request parser with the server's header limit, then the target
 // (parse_target: path, segments, query), the route lookup on the service's
 // real routes (the paths of docs/openapi.json), the header map and the body
@@ -7,10 +7,10 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
-#include "api/http_routing.h"
-#include "api/http_server.h"
+#include "http/routing.h"
+#include "http/server.h"
 #include "fuzz/fuzz.h"
-#include "service/routes.h"
+#include "api/routes.h"
 
 namespace {
 

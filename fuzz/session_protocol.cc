@@ -1,9 +1,9 @@
-// Lines the session kernel prints (src/jobs/session_protocol.cc): hostile,
+// Lines the session kernel prints (src/sessions/session_protocol.cc): hostile,
 // since the session's code writes the same streams. Each input line is
 // parsed as one protocol line; output events go through an OutputCollector.
 // Property: the collector keeps at most its cap plus the note about the cut.
 #include "fuzz/fuzz.h"
-#include "jobs/session_protocol.h"
+#include "sessions/session_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in = airlock::fuzz::text(data, size);

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz.h"
-#include "service/session_request.h"
+#include "sessions/session_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(airlock::fuzz::text(data, size));

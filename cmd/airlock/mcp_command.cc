@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "api/url.h"
+#include "http/url.h"
 #include "mcp/stdio_args.h"
 #include "mcp/stdio_server.h"
 #include "sys/file_io.h"

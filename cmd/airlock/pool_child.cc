@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_parse.h"
-#include "jobs/handover.h"
+#include "pool/handover.h"
 
 extern char** environ;
 

@@ -11,10 +11,10 @@
 
 #include "cmd/airlock/common.h"
 #include "jobs/choose_image.h"
-#include "jobs/handover.h"
-#include "jobs/pool_server.h"
+#include "pool/handover.h"
+#include "pool/pool_server.h"
 #include "jobs/state_dir.h"
-#include "jobs/warm_pool.h"
+#include "pool/warm_pool.h"
 
 using namespace airlock;
 

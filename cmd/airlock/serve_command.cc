@@ -11,16 +11,16 @@
 #include <thread>
 #include <vector>
 
-#include "api/http_server.h"
+#include "http/server.h"
 #include "cmd/airlock/pool_child.h"
 #include "mcp/http_route.h"
 #include "service/config.h"
 #include "service/image_choice.h"
 #include "service/descriptor_budget.h"
 #include "service/job_service.h"
-#include "service/routes.h"
-#include "service/session_routes.h"
-#include "service/session_service.h"
+#include "api/routes.h"
+#include "api/session_routes.h"
+#include "sessions/session_service.h"
 #include "store/store.h"
 #include "sys/descriptors.h"
 

@@ -5,7 +5,7 @@
 
 #include <unistd.h>
 
-#include "api/url.h"
+#include "http/url.h"
 #include "cmd/airlock/terminal_out.h"
 #include "sys/file_io.h"
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "api/http_client.h"
+#include "http/client.h"
 #include "cli/session_args.h"
 
 namespace airlock::cli {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "api/url.h"
+#include "http/url.h"
 #include "base/json_parse.h"
 #include "base/sha256.h"
 #include "base/terminal_text.h"

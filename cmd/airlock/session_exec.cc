@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "api/url.h"
+#include "http/url.h"
 #include "base/json_parse.h"
 #include "base/terminal_text.h"
 #include "cmd/airlock/session_client.h"

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "api/http_client.h"
+#include "http/client.h"
 
 namespace airlock::mcp {
 

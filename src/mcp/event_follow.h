@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "api/sse.h"
+#include "http/sse.h"
 #include "mcp/api_backend.h"
 #include "mcp/call_context.h"
 

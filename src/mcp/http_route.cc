@@ -3,7 +3,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/origin_check.h"
 #include "mcp/protocol.h"
-#include "service/route_helpers.h"
+#include "api/route_helpers.h"
 #include "store/secrets.h"
 
 namespace airlock::mcp {

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "api/http_server.h"
+#include "http/server.h"
 #include "mcp/in_flight.h"
 #include "service/job_service.h"
 #include "service/task_pool.h"

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "api/url.h"
+#include "http/url.h"
 #include "base/base64.h"
 #include "mcp/content.h"
 #include "mcp/event_follow.h"

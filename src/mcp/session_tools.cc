@@ -1,7 +1,7 @@
 // The session tools: a session is the server-issued session_id in the
 // arguments, never transport state, so any client (or a later connection)
 // can go on with it.
-#include "api/url.h"
+#include "http/url.h"
 #include "base/base64.h"
 #include "mcp/content.h"
 #include "mcp/event_follow.h"

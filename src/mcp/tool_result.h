@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "api/http_client.h"
+#include "http/client.h"
 
 namespace airlock::mcp {
 

@@ -1,7 +1,7 @@
 // The HTTP layer over real sockets: a server on an ephemeral loopback port,
 // driven by the test client (tests/support/http_client.h) and raw sockets.
 // Every test stops its server (the fixture's TearDown) and removes its files.
-#include "api/http_server.h"
+#include "http/server.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

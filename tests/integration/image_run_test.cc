@@ -11,7 +11,7 @@
 #include "base/sha256.h"
 #include "images/image_store.h"
 #include "images/image_use.h"
-#include "jobs/session.h"
+#include "sessions/session.h"
 #include "image_helpers.h"
 #include "run_helpers.h"
 #include "service_fixture.h"
@@ -222,6 +222,7 @@ TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
   options.image = "no-such-image";
   auto refused = airlock::jobs::Session::open(options);
   ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, airlock::ErrorKind::kRefused);
   EXPECT_NE(refused.error().message().find("input rejected: unknown image 'no-such-image'"),
             std::string::npos)
       << refused.error().message();

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/http_server.h"
+#include "http/server.h"
 #include "mcp/event_follow.h"
 
 namespace airlock::mcp {

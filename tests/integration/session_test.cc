@@ -16,9 +16,9 @@
 #include <memory>
 #include <thread>
 
-#include "jobs/session.h"
+#include "sessions/session.h"
 #include "cli/session_args.h"
-#include "jobs/session_kernel.h"
+#include "sessions/session_kernel.h"
 #include "run_helpers.h"
 #include "sandbox/cgroup.h"
 
@@ -443,6 +443,7 @@ TEST_F(SessionTest, InputsAreAdmittedAndTheWorkspaceIsFilledBeforeTheKernelStart
   bad.inputs = {dir_.sub("missing.csv")};
   auto refused = jobs::Session::open(bad);
   ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::kRefused) << refused.error().what;
   EXPECT_NE(refused.error().what.find("input rejected"), std::string::npos) << refused.error().what;
 }
 

@@ -1,5 +1,5 @@
 // HTTP for tests: the service's own client (keep-alive requests, a
-// Server-Sent Events reader; src/api/http_client.h), and a raw socket for
+// Server-Sent Events reader; src/http/client.h), and a raw socket for
 // requests no well-behaved client sends. Loopback only.
 #pragma once
 
@@ -7,11 +7,11 @@
 #include <string>
 #include <string_view>
 
-#include "api/http_client.h"
+#include "http/client.h"
 
 namespace airlock::testing {
 
-// The client itself is the airlock CLI's (src/api/http_client.h).
+// The client itself is the airlock CLI's (src/http/client.h).
 using api::Event;
 using api::EventStream;
 using api::HttpClient;

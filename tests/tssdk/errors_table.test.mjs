@@ -13,7 +13,7 @@ const { ERROR_CLASSES, apiError } = sdk;
 
 async function sources() {
   const out = [];
-  for (const dir of ["src/service", "src/api", "src/workspace"])
+  for (const dir of ["src/service", "src/api", "src/http", "src/sessions", "src/workspace"])
     for (const name of await readdir(join(repo, dir)))
       if (name.endsWith(".cc") || name.endsWith(".h")) out.push(await readFile(join(repo, dir, name), "utf8"));
   return out.join("\n");
@@ -27,7 +27,7 @@ test("each (status, code) the service sends has its own error class", async () =
   // {"bad_path", 400} in the session files' table; {507, "insufficient_storage", ...} refusals
   for (const m of text.matchAll(/\{"([a-z_]+)", (\d{3})\}/g)) pairs.add(`${m[2]} ${m[1]}`);
   for (const m of text.matchAll(/\{(\d{3}), "([a-z_]+)", "/g)) pairs.add(`${m[1]} ${m[2]}`);
-  // The connection refusal written as raw bytes (src/api/http_server.cc).
+  // The connection refusal written as raw bytes (src/http/server.cc).
   for (const m of text.matchAll(/"HTTP\/1\.1 (\d{3})[\s\S]{0,300}?\\"code\\":\\"([a-z_]+)\\"/g))
     pairs.add(`${m[1]} ${m[2]}`);
   assert.ok(pairs.size >= 25, `found only ${[...pairs].join(", ")}`);

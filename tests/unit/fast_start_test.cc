@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/wire.h"
-#include "jobs/prepared.h"
+#include "pool/prepared.h"
 #include "sandbox/preload_python.h"
 #include "sandbox/spec_codec.h"
 

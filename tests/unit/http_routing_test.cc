@@ -1,6 +1,6 @@
 // Request targets, percent-decoding, query strings, route patterns and
 // precedence, SSE framing: the pure half of the HTTP layer.
-#include "api/http_routing.h"
+#include "http/routing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The OpenAPI document served at /openapi.json (docs/openapi.json) documents
 // every route the service registers: a new route without a path + method
-// entry fails here. kRoutes lists the routes of src/service/routes.cc and
-// src/service/session_routes.cc; a second test reads those two files and
+// entry fails here. kRoutes lists the routes of src/api/job_routes.cc and
+// src/api/session_routes.cc; a second test reads those two files and
 // checks the list is complete, so a route added there and not here fails too.
-#include "service/routes.h"
+#include "api/routes.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ namespace {
 using Route = std::pair<std::string, std::string>;  // method, pattern
 
 const std::set<Route> kRoutes = {
-    // src/service/routes.cc
+    // src/api/job_routes.cc
     {"GET", "/healthz"},
     {"GET", "/metrics"},
     {"GET", "/openapi.json"},
@@ -38,7 +38,7 @@ const std::set<Route> kRoutes = {
     {"POST", "/v1/jobs/{id}/outputs/{name}/publish"},
     {"GET", "/v1/usage"},
     {"POST", "/v1/admin/retention"},
-    // src/service/session_routes.cc
+    // src/api/session_routes.cc
     {"POST", "/v1/sessions"},
     {"GET", "/v1/sessions"},
     {"GET", "/v1/sessions/{id}"},
@@ -115,17 +115,17 @@ TEST(OpenApiDocument, EveryPathParameterIsDeclared) {
       }
 }
 
-// The route files, found from this file's path (tests/unit/ -> src/service/).
-std::filesystem::path source_dir() { return std::filesystem::path(AIRLOCK_SOURCE_DIR) / "src" / "service"; }
+// The route files, found from this file's path (src/api/).
+std::filesystem::path source_dir() { return std::filesystem::path(AIRLOCK_SOURCE_DIR) / "src" / "api"; }
 
 TEST(OpenApiDocument, RouteListMatchesTheRouteSources) {
   auto dir = source_dir();
-  if (dir.empty() || !std::filesystem::exists(dir / "routes.cc"))
+  if (dir.empty() || !std::filesystem::exists(dir / "job_routes.cc"))
     GTEST_SKIP() << "the sources are not where this test was compiled from";
   std::set<Route> found;
   // server.route("GET", "/healthz", ...) and add(server, service, "POST", "/v1/jobs", ...)
   static const std::regex route(R"re("(GET|POST|PUT|DELETE|PATCH|HEAD)",\s*"(/[^"]*)")re");
-  for (const char* file : {"routes.cc", "session_routes.cc"}) {
+  for (const char* file : {"job_routes.cc", "session_routes.cc"}) {
     std::ifstream in(dir / file);
     ASSERT_TRUE(in) << "cannot read " << (dir / file);
     std::stringstream text;

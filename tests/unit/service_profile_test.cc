@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "service/job_request.h"
-#include "service/session_request.h"
+#include "sessions/session_request.h"
 
 using namespace airlock::service;
 using nlohmann::json;

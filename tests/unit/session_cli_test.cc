@@ -2,9 +2,9 @@
 // output de-duplication on resume, SSE parsing, URLs.
 #include <gtest/gtest.h>
 
-#include "api/http_routing.h"
-#include "api/sse.h"
-#include "api/url.h"
+#include "http/routing.h"
+#include "http/sse.h"
+#include "http/url.h"
 #include "cli/session_args.h"
 
 namespace airlock::cli {

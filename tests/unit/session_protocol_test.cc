@@ -1,7 +1,7 @@
 // The host reads a session kernel's protocol lines as untrusted input.
 #include <gtest/gtest.h>
 
-#include "jobs/session_protocol.h"
+#include "sessions/session_protocol.h"
 
 namespace airlock::jobs {
 namespace {

@@ -1,7 +1,7 @@
 // The record of a closed session: calls without their outputs, usage summed.
 #include <gtest/gtest.h>
 
-#include "service/session_service.h"
+#include "sessions/session_service.h"
 
 namespace airlock::service {
 namespace {

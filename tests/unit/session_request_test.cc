@@ -1,7 +1,7 @@
 // The session and exec request bodies: defaults, caps, and clear refusals.
 #include <gtest/gtest.h>
 
-#include "service/session_request.h"
+#include "sessions/session_request.h"
 
 namespace airlock::service {
 namespace {

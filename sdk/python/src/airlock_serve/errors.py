@@ -180,7 +180,7 @@ class IntegrityError(AirlockError):
     """A download's bytes do not have the sha256 the service announced."""
 
 
-# Every code the API answers (src/service and src/api), to its class.
+# Every code the API answers (src/service, src/api, src/http and src/sessions), to its class.
 ERRORS = {
     "bad_request": BadRequest,
     "bad_json": BadJson,

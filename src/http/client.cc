@@ -1,0 +1,286 @@
+#include "http/client.h"
+
+// GCC 12 reports a false -Warray-bounds inside Asio's service registry.
+#pragma GCC diagnostic ignored "-Warray-bounds"
+
+#include <array>
+#include <chrono>
+#include <limits>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+namespace airlock::api {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// Runs one asynchronous operation to completion or until timeout_ms, then
+// cancels it (and waits for the cancellation). Synchronous calls with a bound.
+template <class Start>
+beast::error_code run_op(net::io_context& ioc, tcp::socket& socket, int timeout_ms,
+                         Start&& start) {
+  std::optional<beast::error_code> result;
+  start([&result](beast::error_code ec, auto&&...) { result = ec; });
+  ioc.restart();
+  ioc.run_for(std::chrono::milliseconds(std::max(timeout_ms, 0)));
+  if (!result) {
+    beast::error_code ignored;
+    socket.cancel(ignored);
+    ioc.restart();
+    ioc.run();
+    return net::error::timed_out;
+  }
+  return *result;
+}
+
+beast::error_code connect(net::io_context& ioc, tcp::socket& socket, const std::string& host,
+                          uint16_t port, int timeout_ms) {
+  beast::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  if (ec) return ec;
+  tcp::endpoint endpoint(address, port);
+  return run_op(ioc, socket, timeout_ms,
+                [&](auto handler) { socket.async_connect(endpoint, std::move(handler)); });
+}
+
+template <class Fields>
+std::map<std::string, std::string> header_map(const Fields& fields) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : fields) {
+    std::string name(f.name_string().data(), f.name_string().size());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value(f.value().data(), f.value().size());
+    auto [it, inserted] = out.emplace(name, value);
+    if (!inserted) it->second += ", " + value;
+  }
+  return out;
+}
+
+http::request<http::string_body> make_request(const std::string& host, const std::string& method,
+                                              const std::string& target, const std::string& body,
+                                              const std::map<std::string, std::string>& headers) {
+  http::request<http::string_body> req;
+  req.version(11);
+  http::verb verb = http::string_to_verb(method);
+  if (verb == http::verb::unknown) {
+    req.method_string(method);
+  } else {
+    req.method(verb);
+  }
+  req.target(target);
+  req.set(http::field::host, host.find(':') == std::string::npos ? host : "[" + host + "]");
+  bool framed = false;
+  for (const auto& [name, value] : headers) {
+    req.insert(name, value);
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "content-length" || lower == "transfer-encoding") framed = true;
+  }
+  req.body() = body;
+  if (!framed && (!body.empty() || method == "POST" || method == "PUT")) {
+    req.content_length(body.size());
+  }
+  return req;
+}
+
+}  // namespace
+
+nlohmann::json Response::json() const { return nlohmann::json::parse(body); }
+
+// ---------------------------------------------------------------- events
+
+struct EventStream::Impl {
+  net::io_context ioc;
+  tcp::socket socket{ioc};
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  std::array<char, 16 << 10> chunk{};
+  SseParser events;
+  bool ended = false;
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string error;
+  std::chrono::steady_clock::time_point last_bytes = std::chrono::steady_clock::now();
+};
+
+EventStream::EventStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+EventStream::EventStream(EventStream&&) noexcept = default;
+EventStream& EventStream::operator=(EventStream&&) noexcept = default;
+EventStream::~EventStream() { close(); }
+
+int EventStream::status() const { return impl_ ? impl_->status : 0; }
+
+const std::map<std::string, std::string>& EventStream::headers() const {
+  static const std::map<std::string, std::string> kNone;
+  return impl_ ? impl_->headers : kNone;
+}
+
+const std::string& EventStream::error() const {
+  static const std::string kNone;
+  return impl_ ? impl_->error : kNone;
+}
+
+bool EventStream::ended() const { return !impl_ || impl_->ended; }
+
+std::chrono::steady_clock::time_point EventStream::last_bytes_at() const {
+  return impl_ ? impl_->last_bytes : std::chrono::steady_clock::now();
+}
+
+std::optional<Event> EventStream::next(int timeout_ms) {
+  if (!impl_) return std::nullopt;
+  Impl& s = *impl_;
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    if (auto ev = s.events.next()) return ev;
+    if (s.ended) return std::nullopt;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    s.parser.get().body().data = s.chunk.data();
+    s.parser.get().body().size = s.chunk.size();
+    beast::error_code ec = run_op(s.ioc, s.socket, static_cast<int>(left.count()), [&](auto h) {
+      http::async_read_some(s.socket, s.buffer, s.parser, std::move(h));
+    });
+    size_t got = s.chunk.size() - s.parser.get().body().size;
+    s.events.feed(std::string_view(s.chunk.data(), got));
+    if (got > 0) s.last_bytes = std::chrono::steady_clock::now();
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == net::error::timed_out) continue;  // the deadline check ends the loop
+    if (ec || s.parser.is_done()) s.ended = true;
+  }
+}
+
+void EventStream::close() {
+  if (!impl_) return;
+  beast::error_code ec;
+  impl_->socket.shutdown(tcp::socket::shutdown_both, ec);
+  impl_->socket.close(ec);
+  impl_->ended = true;
+}
+
+// ---------------------------------------------------------------- client
+
+struct HttpClient::Impl {
+  std::string host;
+  uint16_t port;
+  int timeout_ms;
+  net::io_context ioc;
+  tcp::socket socket{ioc};
+  beast::flat_buffer buffer;
+  bool open = false;
+
+  void disconnect() {
+    beast::error_code ec;
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+    buffer.clear();
+    open = false;
+  }
+};
+
+HttpClient::HttpClient(std::string host, uint16_t port, int timeout_ms) : impl_(std::make_unique<Impl>()) {
+  impl_->host = std::move(host);
+  impl_->port = port;
+  impl_->timeout_ms = timeout_ms;
+}
+
+HttpClient::HttpClient(uint16_t port, int timeout_ms) : HttpClient("127.0.0.1", port, timeout_ms) {}
+
+void HttpClient::set_timeout(int timeout_ms) { impl_->timeout_ms = timeout_ms; }
+
+HttpClient::~HttpClient() { impl_->disconnect(); }
+
+bool HttpClient::connected() const { return impl_->open; }
+
+uint16_t HttpClient::local_port() const {
+  if (!impl_->open) return 0;
+  beast::error_code ec;
+  auto ep = impl_->socket.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
+Response HttpClient::request(const std::string& method, const std::string& target,
+                             const std::string& body,
+                             const std::map<std::string, std::string>& headers) {
+  Impl& c = *impl_;
+  auto req = make_request(c.host, method, target, body, headers);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool reused = c.open;
+    if (!c.open) {
+      if (auto ec = connect(c.ioc, c.socket, c.host, c.port, c.timeout_ms)) {
+        c.disconnect();
+        return Response{.error = "connect: " + ec.message()};
+      }
+      c.open = true;
+    }
+    beast::error_code write_ec = run_op(c.ioc, c.socket, c.timeout_ms, [&](auto h) {
+      http::async_write(c.socket, req, std::move(h));
+    });
+    if (write_ec && reused) {  // the server had closed the idle connection
+      c.disconnect();
+      continue;
+    }
+    // Even after a failed write the server may have answered (413 mid-body).
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // not boost::none (Beast 1.74)
+    parser.header_limit(1 << 20);
+    beast::error_code ec = run_op(c.ioc, c.socket, c.timeout_ms, [&](auto h) {
+      http::async_read(c.socket, c.buffer, parser, std::move(h));
+    });
+    if (ec) {
+      bool nothing = ec == http::error::end_of_stream || ec == net::error::connection_reset;
+      c.disconnect();
+      if (reused && nothing && !write_ec) continue;
+      std::string what = write_ec ? "write: " + write_ec.message() + "; read: " : "read: ";
+      return Response{.error = what + ec.message()};
+    }
+    auto res = parser.release();
+    Response out;
+    out.status = static_cast<int>(res.result_int());
+    out.headers = header_map(res);
+    out.body = std::move(res.body());
+    if (!res.keep_alive() || write_ec) c.disconnect();
+    return out;
+  }
+  return Response{.error = "the server closed the connection twice"};
+}
+
+EventStream HttpClient::open_events(const std::string& target,
+                                    const std::map<std::string, std::string>& headers) {
+  auto s = std::make_unique<EventStream::Impl>();
+  s->parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // not boost::none (Beast 1.74)
+  if (auto ec = connect(s->ioc, s->socket, impl_->host, impl_->port, impl_->timeout_ms)) {
+    s->error = "connect: " + ec.message();
+    s->ended = true;
+    return EventStream(std::move(s));
+  }
+  auto extra = headers;
+  extra.emplace("Accept", "text/event-stream");
+  auto req = make_request(impl_->host, "GET", target, "", extra);
+  beast::error_code ec = run_op(s->ioc, s->socket, impl_->timeout_ms, [&](auto h) {
+    http::async_write(s->socket, req, std::move(h));
+  });
+  if (!ec) {
+    ec = run_op(s->ioc, s->socket, impl_->timeout_ms, [&](auto h) {
+      http::async_read_header(s->socket, s->buffer, s->parser, std::move(h));
+    });
+  }
+  if (ec) {
+    s->error = ec.message();
+    s->ended = true;
+    return EventStream(std::move(s));
+  }
+  s->status = static_cast<int>(s->parser.get().result_int());
+  s->headers = header_map(s->parser.get());
+  if (s->parser.is_done()) s->ended = true;
+  return EventStream(std::move(s));
+}
+
+}  // namespace airlock::api

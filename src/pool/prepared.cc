@@ -1,0 +1,134 @@
+#include "pool/prepared.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "sandbox/tmpfs.h"
+#include "sys/file_io.h"
+
+namespace airlock::jobs {
+
+std::string_view start_kind_name(StartKind kind) {
+  switch (kind) {
+    case StartKind::kCold: return "cold";
+    case StartKind::kWarm: return "warm";
+    case StartKind::kPreloaded: return "preloaded";
+  }
+  return "cold";
+}
+
+std::string sandbox_class_key(const JobPolicy& p, const std::string& image, bool preloaded) {
+  std::ostringstream key;
+  // Every prepared sandbox has only lo; a job's egress gateway is attached
+  // when it is taken (jobs/job_egress.h), so jobs with and without network
+  // destinations share the class.
+  (void)p;
+  key << image << (preloaded ? "/python" : "/exec") << " net=lo";
+  return key.str();
+}
+
+PreparedSandbox::~PreparedSandbox() {
+  process.reset();  // SIGKILL to init: the whole pid namespace goes
+  if (cgroup) {
+    if (cgroup->kill_all()) (void)cgroup->remove();
+    cgroup.reset();
+  }
+  mounts = Mounts{};
+  stdout_r.reset();
+  stderr_r.reset();
+  stdin_w.reset();
+  if (dir) (void)dir->remove();
+}
+
+Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
+  if (auto st = sb.cgroup->set_limits({p.memory_bytes, p.pids, p.cpus}); !st) return st;
+  rlim_t cpu_s = cpu_rlimit_seconds(p);
+  rlimit cpu{cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1};
+  if (::prlimit(sb.process->pid(), RLIMIT_CPU, &cpu, nullptr) < 0) return fail_errno("set the job's cpu rlimit");
+  if (auto st = sandbox::resize_tmpfs(sb.mounts.inputs.get(), input_mount_bytes(p.inputs),
+                                      input_mount_inodes(p.inputs));
+      !st)
+    return st;
+  for (const UniqueFd* m : {&sb.mounts.output, &sb.mounts.workspace, &sb.mounts.tmp, &sb.mounts.shm})
+    if (auto st = sandbox::resize_tmpfs(m->get(), p.workspace_bytes, 0); !st) return st;
+  return {};
+}
+
+std::string image_class(const ImageSource& image) {
+  return image.is_host() ? "host" : image.info.digest;
+}
+
+Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext& ctx) {
+  PreparedSandbox sb;
+  sb.id = new_job_id();
+  sb.preloaded = ctx.zygote != nullptr;
+  sb.class_key = sandbox_class_key(p, image_class(ctx.image), sb.preloaded);
+  std::optional<sandbox::ImageMount> image_mount;  // this sandbox's own superblock of the image
+  if (!ctx.image.is_host()) {
+    auto opened = open_image(ctx.image, ctx.state_dir + "/cache");
+    if (!opened) return std::unexpected(opened.error());
+    if (!opened->refusal.empty()) return fail(opened->refusal);
+    image_mount = std::move(opened->mount);
+    sb.image = ctx.image.info;
+  }
+  auto dir = JobDir::create(ctx.state_dir, sb.id);
+  if (!dir) return std::unexpected(dir.error());
+  sb.dir.emplace(std::move(*dir));
+  auto lease = UidLease::acquire();
+  if (!lease) return std::unexpected(lease.error());
+  sb.lease.emplace(std::move(*lease));
+  sandbox::IdMap ids{sb.lease->base()};
+  auto group = ctx.cgroups->create(sb.id, {p.memory_bytes, p.pids, p.cpus});
+  if (!group) return std::unexpected(group.error());
+  sb.cgroup = std::move(*group);
+  auto inputs = make_input_mount(p.inputs);
+  if (!inputs) return std::unexpected(inputs.error());
+  auto made = make_work_mounts(p, ids);
+  if (!made) return std::unexpected(made.error());
+  sb.mounts = std::move(*made);
+  auto view = sandbox::clone_detached_mount(inputs->get());
+  if (!view) return std::unexpected(view.error());
+  sb.mounts.inputs = std::move(*inputs);
+  sb.mounts.inputs_view = std::move(*view);
+  // Every sandbox mounts its root on this one empty directory, each in its own
+  // mount namespace (the host's stays untouched). A fixed path under /run: the
+  // preloaded interpreter has a private /tmp, so a state directory there
+  // would not be visible to it.
+  std::string root = kSandboxRootMountpoint;
+  if (auto st = sys::make_dirs(root, 0711); !st) return std::unexpected(st.error());
+  // The sandbox's (unprivileged) root passes through it; /run/airlock may
+  // have been made 0700 by an older airlock.
+  if (::chmod("/run/airlock", 0711) < 0) return fail_errno("make /run/airlock searchable");
+  auto built = build_job_spec(p, root, sb.mounts, ctx.state_dir + "/cache",
+                              image_mount ? &*image_mount : nullptr);
+  if (!built) return std::unexpected(built.error());
+  if (!image_mount) sb.image = built->image;
+
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) < 0) return fail_errno("create the stdout pipe");
+  sb.stdout_r = UniqueFd(out[0]);
+  UniqueFd out_w(out[1]);
+  if (::pipe2(err, O_CLOEXEC) < 0) return fail_errno("create the stderr pipe");
+  sb.stderr_r = UniqueFd(err[0]);
+  UniqueFd err_w(err[1]);
+  sandbox::LaunchRequest launch{&built->spec, ids, sb.cgroup.get(), std::move(out_w), std::move(err_w), {}};
+  if (ctx.with_stdin) {
+    int in[2];
+    if (::pipe2(in, O_CLOEXEC) < 0) return fail_errno("create the stdin pipe");
+    launch.stdin_r = UniqueFd(in[0]);
+    sb.stdin_w = UniqueFd(in[1]);
+  }
+  auto process = ctx.zygote ? ctx.zygote->launch(std::move(launch))
+                            : sandbox::launch_sandbox(std::move(launch));
+  if (!process) return std::unexpected(process.error());
+  sb.process.emplace(std::move(*process));
+  sb.mounts.inputs_view.reset();  // attached in the sandbox now
+  sb.mounts.image_trees.clear();
+  return sb;
+}
+
+}  // namespace airlock::jobs

@@ -1,0 +1,85 @@
+// The warm pool: sandboxes prepared ahead of demand, per class (image,
+// interpreter, limits), each used by exactly one job and then destroyed by
+// that job. Background threads keep every class at its configured size;
+// when a class is empty, jobs fall back to a cold start. Preloaded classes
+// are prepared by the preloaded interpreter (sandbox/zygote.h), which the
+// pool starts and owns. Each class has a refill thread of its own.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "jobs/image_source.h"
+#include "jobs/policy.h"
+#include "pool/prepared.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/zygote.h"
+
+namespace airlock::jobs {
+
+struct PoolClass {
+  bool preloaded = false;
+  size_t size = 0;    // sandboxes kept ready
+  JobPolicy policy;   // its limits decide the class (sandbox_class_key)
+  ImageSource image;  // host unless set; the caller holds the image (ImageUse) while the pool runs
+};
+
+struct PoolConfig {
+  std::string state_dir;
+  std::string airlock_binary = "/proc/self/exe";  // re-executed as `airlock zygote`
+  std::vector<PoolClass> classes;
+  std::vector<std::string> preload_modules = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
+};
+
+// The preloaded interpreter's environment: a job's base environment (what a
+// cold `python3` would start with) and single-threaded OpenBLAS, since a fork
+// keeps only the forking thread.
+std::vector<std::string> zygote_environment();
+
+class WarmPool {
+ public:
+  // Starts the preloaded interpreter (if a class needs it; seconds) and the
+  // refill thread.
+  static Result<std::unique_ptr<WarmPool>> start(PoolConfig config, sandbox::CgroupBackend& cgroups);
+  ~WarmPool();  // stops refilling and destroys every unused sandbox
+
+  // A ready sandbox of `class_key`, or nullopt with the reason.
+  std::optional<PreparedSandbox> take(const std::string& class_key, std::string& why);
+
+  // Counts per class, the interpreter, for logs and the service's metrics.
+  nlohmann::json stats() const;
+  // Blocks until every class is full (or `timeout_ms` passes); false on timeout.
+  bool wait_full(int timeout_ms) const;
+
+ private:
+  struct Stock {
+    PoolClass config;
+    std::string key;
+    std::deque<PreparedSandbox> ready;
+    uint64_t made = 0, taken = 0, failed = 0, missed = 0;
+    std::string last_error;
+  };
+  WarmPool(PoolConfig config, sandbox::CgroupBackend& cgroups)
+      : config_(std::move(config)), cgroups_(cgroups) {}
+  void refill_loop(Stock* stock);
+
+  PoolConfig config_;
+  sandbox::CgroupBackend& cgroups_;
+  std::unique_ptr<sandbox::Zygote> zygote_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  std::vector<std::unique_ptr<Stock>> stocks_;
+  bool stopping_ = false;
+  std::vector<std::thread> refill_;  // one per class with a size
+};
+
+}  // namespace airlock::jobs

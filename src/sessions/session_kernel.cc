@@ -1,0 +1,428 @@
+#include "sessions/session_kernel.h"
+
+namespace airlock::jobs {
+
+const std::string& keeper_source() {
+  static const std::string source = R"PY(
+import ctypes, fcntl, json, os, signal, sys, time
+
+_MARK = "\x1eairlock-kernel "
+_KERNEL = sys.argv[1]
+_kernel = [0]
+
+def _undumpable():
+    # PR_SET_DUMPABLE 0: no other process of the sandbox's user may read this
+    # one's memory (/proc/PID/mem) or open its fds (/proc/PID/fd).
+    try:
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    except Exception:
+        pass
+
+def _read_secret():
+    # The host's first line on stdin, read a byte at a time so that nothing
+    # meant for the kernel is taken. It tags the keeper's own lines; the
+    # kernels, forked and exec'd after this, never hold it.
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = os.read(0, 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode("ascii", "replace").strip()
+
+_undumpable()
+_SECRET = _read_secret()
+
+def _send(message):
+    message["tag"] = _SECRET
+    data = (_MARK + json.dumps(message) + "\n").encode()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGUSR1})
+    try:
+        while data:
+            data = data[os.write(1, data):]
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+def _session_members(sid):
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 3 and fields[0] != "Z" and int(fields[3]) == sid:
+            pids.append(int(name))
+    return pids
+
+def _kill_session(sid):
+    for _ in range(200):
+        pids = _session_members(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
+
+def _on_interrupt(sig, frame):
+    if _kernel[0]:
+        try:
+            os.killpg(_kernel[0], signal.SIGINT)
+        except OSError:
+            pass
+
+def _on_restart(sig, frame):
+    if _kernel[0]:
+        _kill_session(_kernel[0])
+
+def _describe(status):
+    if os.WIFSIGNALED(status):
+        return "the kernel was killed by signal %d" % os.WTERMSIG(status)
+    return "the kernel exited with status %d" % os.waitstatus_to_exitcode(status)
+
+def _spawn():
+    # The kernel's fd 1 and 2 are pipes it pumps itself (fds 4 and 5 are
+    # their read ends, fd 3 the channel to the host). The keeper keeps the
+    # read ends too, to send what a dead kernel left unread.
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (out_w, err_w, 1, out_r, err_r)]
+            for target, fd in enumerate(fds, 1):
+                os.dup2(fd, target)
+            os.execv(sys.executable, [sys.executable, "-c", _KERNEL])
+        finally:
+            os._exit(127)
+    os.close(out_w)
+    os.close(err_w)
+    return pid, out_r, err_r
+
+def _send_leftovers(fd, stream):
+    os.set_blocking(fd, False)
+    data = b""
+    while len(data) < (1 << 20):
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(fd)
+    if data:
+        _send({"event": "output", "id": None, "stream": stream, "text": data.decode("utf-8", "replace")})
+
+signal.signal(signal.SIGINT, _on_interrupt)
+signal.signal(signal.SIGUSR1, _on_restart)
+quick_deaths = 0
+while True:
+    started = time.monotonic()
+    pid, out_r, err_r = _spawn()
+    _kernel[0] = pid
+    _, status = os.waitpid(pid, 0)
+    _kernel[0] = 0
+    _kill_session(pid)
+    _send_leftovers(out_r, "stdout")
+    _send_leftovers(err_r, "stderr")
+    _send({"event": "kernel_exited", "reason": _describe(status)})
+    quick_deaths = quick_deaths + 1 if time.monotonic() - started < 1 else 0
+    if quick_deaths >= 3:
+        time.sleep(1)
+)PY";
+  return source;
+}
+
+const std::string& kernel_source() {
+  static const std::string source = R"PY(
+import ast, base64, codecs, fcntl, io, json, os, select, signal, subprocess, sys, tempfile
+import termios, threading, time, traceback
+
+_MARK = "\x1eairlock-kernel "
+_PART = 32768  # characters of a field per part line: far below the host's line limit
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: see the keeper's _undumpable()
+except Exception:
+    pass
+_channel, _out_r, _err_r = 3, 4, 5  # set up by the keeper: see _spawn()
+for _fd in (_channel, _out_r, _err_r):
+    os.set_inheritable(_fd, False)
+_requests = os.fdopen(os.dup(0), "rb")
+_devnull = os.open("/dev/null", os.O_RDONLY)
+os.dup2(_devnull, 0)
+os.close(_devnull)
+os.set_blocking(_out_r, False)
+os.set_blocking(_err_r, False)
+sys.stdin = open(0, "r", closefd=False)
+sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                              errors="backslashreplace", write_through=True)
+sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                              errors="backslashreplace", write_through=True)
+_ns = {"__name__": "__main__", "__builtins__": __builtins__}
+_send_lock = threading.Lock()
+_pump_lock = threading.Lock()
+_current = [None, None]  # the running call's id and nonce
+
+def _send(message, sent=None):
+    data = memoryview((_MARK + json.dumps(message) + "\n").encode())
+    # No KeyboardInterrupt between the first and last byte of a line.
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        with _send_lock:
+            while data:
+                data = data[os.write(_channel, data):]
+            if sent is not None:
+                sent.append(True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+def _send_once(message):
+    # Sends `message` exactly once, whenever an interrupt lands.
+    sent = []
+    while not sent:
+        try:
+            _send(message, sent)
+        except KeyboardInterrupt:
+            pass
+
+def _pump():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    streams = {_out_r: ("stdout", codecs.getincrementaldecoder("utf-8")("replace")),
+               _err_r: ("stderr", codecs.getincrementaldecoder("utf-8")("replace"))}
+    poller = select.poll()
+    for fd in streams:
+        poller.register(fd, select.POLLIN)
+    while True:
+        poller.poll()
+        with _pump_lock:
+            for fd, (name, decoder) in streams.items():
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                text = decoder.decode(data)
+                if text:
+                    _send({"event": "output", "id": _current[0], "tag": _current[1], "stream": name,
+                           "text": text})
+
+def _unread(fd):
+    buf = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, buf)
+    return int.from_bytes(buf, sys.byteorder)
+
+def _drain():
+    # Everything the call wrote is sent before its answer (unless its
+    # leftovers keep writing: then at most half a second is waited for).
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:
+        with _pump_lock:
+            if _unread(_out_r) == 0 and _unread(_err_r) == 0:
+                return
+        time.sleep(0.001)
+
+def _figures():
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return []
+    out = []
+    try:
+        for num in plt.get_fignums():
+            buf = io.BytesIO()
+            plt.figure(num).savefig(buf, format="png")
+            out.append(base64.b64encode(buf.getvalue()).decode())
+    finally:
+        plt.close("all")
+    return out
+
+def _send_parts(answer, caps):
+    # The big fields go as parts under the host's caps (the host keeps no
+    # more than its caps whatever comes; this only spares the pipe).
+    base = {"event": "part", "id": answer["id"], "tag": answer["tag"]}
+    truncated = []
+    for key, field in (("result", "value"), ("html", "html"), ("error", "error")):
+        text = answer.pop(key, None)
+        if not isinstance(text, str) or not text:
+            continue
+        cap = caps.get(field, 0)
+        if len(text) > cap:
+            text = text[:cap]
+            truncated.append(field)
+        for i in range(0, len(text), _PART):
+            _send_once(dict(base, field=field, text=text[i:i + _PART]))
+    room = caps.get("figures", 0)
+    for index, figure in enumerate(answer.pop("figures", None) or []):
+        if len(figure) > room:
+            truncated.append("figures")
+            continue
+        room -= len(figure)
+        for i in range(0, len(figure), _PART):
+            _send_once(dict(base, field="figure", index=index, text=figure[i:i + _PART]))
+    answer["truncated"] = truncated
+
+def _run_python(code, answer):
+    try:
+        tree = ast.parse(code, "<cell>", "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, "<cell>", "exec"), _ns)
+        if last is not None:
+            value = eval(compile(last, "<cell>", "eval"), _ns)
+            if value is not None:
+                _ns["_"] = value
+                answer["result"] = repr(value)
+                if hasattr(value, "_repr_html_"):
+                    try:
+                        answer["html"] = value._repr_html_()
+                    except Exception:
+                        pass
+    except KeyboardInterrupt:
+        answer.update(status="interrupted", error="KeyboardInterrupt")
+    except SystemExit as e:
+        answer.update(status="error",
+                      error="SystemExit(%r): a session's kernel does not exit; close the session" % (e.code,))
+    except BaseException as e:
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>":
+            tb = tb.tb_next
+        answer.update(status="error", error="".join(traceback.format_exception(type(e), e, tb)))
+    try:
+        answer["figures"] = _figures()
+    except Exception as e:
+        sys.stderr.write("figures: %s\n" % e)
+
+_SHELL = "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
+_WRAPPER = 'eval "$1"\n__airlock_rc=$?\n{ printf "%s\\0" "$PWD"; env -0; } >"$2" 2>/dev/null\nexit $__airlock_rc\n'
+_shell_state = {"cwd": os.getcwd(), "env": dict(os.environ)}
+_state_dir = tempfile.mkdtemp(prefix="airlock-shell-")
+
+def _stop_shell(proc):
+    # SIGINT to the command's process group, SIGKILL to whatever is left of
+    # it a second later (or at once on a second interrupt).
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        deadline = time.monotonic() + 1
+        while time.monotonic() < deadline:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                break
+            time.sleep(0.01)
+    except (KeyboardInterrupt, OSError):
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    while True:
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            pass
+
+def _load_shell_state(path):
+    with open(path, "rb") as f:
+        parts = f.read().split(b"\0")
+    if len(parts) < 2:
+        return
+    env = {}
+    for item in parts[1:]:
+        name, sep, value = item.partition(b"=")
+        if sep and name and name not in (b"_", b"SHLVL"):
+            env[os.fsdecode(name)] = os.fsdecode(value)
+    _shell_state["cwd"] = os.fsdecode(parts[0])
+    _shell_state["env"] = env
+
+def _run_shell(code, answer):
+    state = os.path.join(_state_dir, "state")
+    try:
+        os.unlink(state)
+    except FileNotFoundError:
+        pass
+    cwd = _shell_state["cwd"]
+    if not os.path.isdir(cwd):
+        cwd = os.getcwd()
+    proc = subprocess.Popen([_SHELL, "-c", _WRAPPER, "sh", code, state], cwd=cwd,
+                            env=_shell_state["env"], stdin=subprocess.DEVNULL, process_group=0)
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        rc = _stop_shell(proc)
+        answer.update(status="interrupted", error="KeyboardInterrupt")
+    try:
+        _load_shell_state(state)
+    except OSError:
+        pass
+    rc = 128 - rc if rc < 0 else rc
+    answer.update(exit_code=rc, cwd=_shell_state["cwd"])
+    if rc != 0 and answer["status"] == "ok":
+        answer.update(status="error", error="exit status %d" % rc)
+
+def _run(request):
+    answer = {"event": "answer", "id": request.get("id"), "tag": request.get("nonce"), "status": "ok",
+              "result": None, "html": None, "error": None, "figures": [], "exit_code": 0, "cwd": None}
+    code = request.get("code")
+    code = code if isinstance(code, str) else ""
+    caps = request.get("caps")
+    caps = caps if isinstance(caps, dict) else {}
+    _current[0], _current[1] = answer["id"], answer["tag"]
+    _send({"event": "started", "id": answer["id"], "tag": answer["tag"]})
+    started = time.monotonic()
+    try:
+        if request.get("kind") == "shell":
+            _run_shell(code, answer)
+        else:
+            _run_python(code, answer)
+    finally:
+        answer["ms"] = round((time.monotonic() - started) * 1000, 3)
+        _drain()
+        _current[0] = _current[1] = None
+    _send_parts(answer, caps)
+    _send_once(answer)
+
+def _parse(line):
+    while True:  # an interrupt meant for the previous call must not lose this one
+        try:
+            request = json.loads(line)
+            return request if isinstance(request, dict) else None
+        except ValueError:
+            return None
+        except KeyboardInterrupt:
+            pass
+
+threading.Thread(target=_pump, daemon=True).start()
+_send_once({"event": "ready"})
+while True:
+    try:
+        line = _requests.readline()
+    except KeyboardInterrupt:
+        continue  # an interrupt between calls
+    if not line:
+        break
+    request = _parse(line)
+    if request is None:
+        _send_once({"event": "answer", "id": None, "status": "error", "error": "not a JSON request"})
+        continue
+    try:
+        _run(request)
+    except KeyboardInterrupt:  # landed outside the call's own try
+        _current[0] = _current[1] = None
+        _send_once({"event": "answer", "id": request.get("id"), "tag": request.get("nonce"),
+                    "status": "interrupted", "error": "KeyboardInterrupt"})
+)PY";
+  return source;
+}
+
+}  // namespace airlock::jobs

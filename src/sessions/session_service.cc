@@ -1,0 +1,460 @@
+#include "sessions/session_service.h"
+
+#include <fcntl.h>
+
+#include <set>
+
+#include "base/check.h"
+#include "base/json_parse.h"
+#include "base/unique_fd.h"
+#include "jobs/job_egress.h"
+#include "jobs/record.h"
+#include "jobs/state_dir.h"
+#include "service/image_choice.h"
+#include "workspace/snapshot_tree.h"
+
+namespace airlock::service {
+namespace {
+
+using json = nlohmann::json;
+
+SessionCaps session_caps(const ServiceConfig& c) {
+  SessionCaps s;
+  s.default_idle_timeout_s = c.session_idle_timeout_s;
+  s.max_idle_timeout_s = std::max(c.session_idle_timeout_s, c.session_max_idle_timeout_s);
+  s.max_lifetime_s = c.session_max_lifetime_s;
+  return s;
+}
+
+}  // namespace
+
+json session_record(const store::SessionRow& row, const std::string& closed_at, const std::string& reason,
+                    json calls, const json& events) {
+  uint64_t cpu_ms = 0, peak = 0;
+  for (auto& call : calls) {
+    // The record keeps what was run and how it ended, not what it printed.
+    for (const char* k : {"stdout", "stderr", "value"}) call.erase(k);
+    if (call.contains("usage") && call["usage"].is_object()) {
+      cpu_ms += call["usage"].value("cpu_ms", uint64_t{0});
+      peak = std::max(peak, call["usage"].value("peak_memory_bytes", uint64_t{0}));
+    }
+  }
+  json request = parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth);
+  return {{"kind", "session"},
+          {"record_version", 1},
+          {"id", row.id},
+          {"tenant", row.tenant_id},
+          {"key_id", row.key_id},
+          {"request", request},
+          {"snapshot", request.is_object() ? request.value("snapshot", "") : ""},
+          {"created_at", row.created_at},
+          {"closed_at", closed_at},
+          {"close_reason", reason},
+          {"calls", calls},
+          {"events", events},
+          {"usage", {{"calls", calls.size()}, {"cpu_ms", cpu_ms}, {"peak_memory_bytes", peak}}}};
+}
+
+SessionService::SessionService(const ServiceConfig& config, store::Store& store, JobService& jobs)
+    : config_(config), store_(store), jobs_(jobs) {}
+
+SessionService::~SessionService() { stop(); }
+
+Status SessionService::start() {
+  auto cgroups = sandbox::detect_cgroup_backend();
+  if (!cgroups) return std::unexpected(cgroups.error());
+  cgroups_ = std::move(*cgroups);
+  // Sessions a previous run left open died with it (their sandboxes ended
+  // when its sockets closed; the job service's sweep removed the rest).
+  auto left = store_.open_sessions();
+  if (!left) return std::unexpected(left.error());
+  for (const auto& row : *left) {
+    auto calls = store_.session_calls(row.id);
+    json list = json::array();
+    if (calls)
+      for (const auto& c : *calls) list.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
+    std::string at = jobs::now_rfc3339();
+    json events = json::array({{{"event", "lost"}, {"at", at}, {"why", "the service ended while the session was open"}}});
+    json record = session_record(row, at, "service_restarted", list, events);
+    (void)store_.close_session(row.id, "service_restarted", at, record.dump());
+  }
+  housekeeping_ = std::thread([this] { housekeeping_loop(); });
+  return {};
+}
+
+void SessionService::stop() {
+  std::vector<std::shared_ptr<LiveSession>> open;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    for (auto& [id, s] : sessions_) open.push_back(s);
+  }
+  wake_.notify_all();
+  if (housekeeping_.joinable()) housekeeping_.join();
+  for (auto& s : open) s->close("service_stopped");
+  for (auto& s : open) {
+    // A call that ignores the interrupt gets a new interpreter after the grace time.
+    while (!s->closed()) {
+      s->nudge_closing(Clock::now());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  tasks_.stop();
+  std::vector<Waiter> waiting;
+  std::map<std::string, std::shared_ptr<LiveSession>> ended;
+  {
+    std::lock_guard lock(mu_);
+    waiting.swap(waiters_);
+    ended.swap(sessions_);
+  }
+  // Outside the lock: an answer looks the call up (find() takes it).
+  for (auto& w : waiting) w.done();
+  open.clear();
+  ended.clear();  // the last owners: joins each session's thread
+}
+
+std::shared_ptr<LiveSession> SessionService::find(const Caller& c, const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second->row().tenant_id != c.tenant.id) return nullptr;
+  return it->second;
+}
+
+ApiResult<std::shared_ptr<LiveSession>> SessionService::open_session(const Caller& c, const std::string& id,
+                                                                     Access access) {
+  // Reading is for keys with "read" or "run"; changing needs "run".
+  auto no = access == Access::kChange ? c.lacks({"run"}) : c.lacks({"read", "run"});
+  if (no) return std::unexpected(*no);
+  auto s = find(c, id);
+  if (s) {
+    std::string reason = s->close_reason();
+    if (!reason.empty()) return api_error(409, "session_closed", "session " + id + " is closing (" + reason + ")");
+    s->touch();
+    return s;
+  }
+  auto row = store_.session(c.tenant.id, id);
+  if (!row) return internal(row.error().message());
+  if (!*row) return not_found("session " + id);
+  return api_error(409, "session_closed", "session " + id + " is closed (" + (*row)->close_reason + ")");
+}
+
+void SessionService::create(const Caller& c, const json& body, Reply reply) {
+  if (auto no = c.lacks({"run"})) return reply(std::unexpected(*no));
+  auto request = parse_session_request(body, jobs_.caps_for(c.tenant), session_caps(config_));
+  if (!request) return reply(api_error(400, "bad_request", request.error().message()));
+
+  // The session the options are for, once it exists (the restore notes its time there).
+  auto live = std::make_shared<std::weak_ptr<LiveSession>>();
+  jobs::Session::Options options;
+  options.policy = request->policy;
+  options.state_dir = config_.state_dir;
+  options.cgroups = cgroups_.get();
+  auto image = accept_image(config_, c.tenant.name, request->image);
+  if (!image) return reply(std::unexpected(image.error()));
+  request->image = *image;  // the digest NAME means now (shown in the session's request)
+  options.image = *image;
+  options.image_dir = service_image_dir(config_);
+  options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
+                  config_.session_figures_cap_bytes};
+  if (!request->policy.allow.empty()) {
+    // The destinations were checked against the tenant's caps; now the operator's files.
+    auto plan = jobs::prepare_egress(request->policy.allow,
+                                     {config_.egress_hosts, config_.secrets_file, config_.egress_ca});
+    if (!plan) return reply(internal("egress: " + plan.error().message()));
+    if (!plan->refusal.empty()) return reply(api_error(400, "input_rejected", "policy.allow: " + plan->refusal));
+    options.egress = std::move(plan->config);
+  }
+  for (const auto& fid : request->input_ids) {
+    auto f = store_.file(c.tenant.id, fid);
+    if (!f) return reply(internal(f.error().message()));
+    if (!*f) return reply(api_error(400, "bad_request", "inputs: no file " + fid));
+    options.inputs.push_back((*f)->path);
+  }
+  if (!request->snapshot.empty()) {
+    auto snap = store_.snapshot(c.tenant.id, request->snapshot);
+    if (!snap) return reply(internal(snap.error().message()));
+    if (!*snap) return reply(api_error(400, "bad_request", "snapshot: no snapshot " + request->snapshot));
+    auto manifest = workspace::SnapshotManifest::from_json((*snap)->manifest_json);
+    if (!manifest) return reply(internal("the stored snapshot is unreadable: " + manifest.error().message()));
+    if (manifest->total_bytes() > request->policy.workspace_bytes)
+      return reply(api_error(400, "bad_request", "snapshot: " + std::to_string(manifest->total_bytes()) +
+                                                     " bytes do not fit the workspace of " +
+                                                     std::to_string(request->policy.workspace_bytes) +
+                                                     " (raise policy.workspace_mb)"));
+    const store::ContentStore& contents = store_.contents();
+    options.fill_workspace = [manifest = std::move(*manifest), &contents, live](int mount_fd, uid_t uid, gid_t gid) {
+      auto started = Clock::now();
+      UniqueFd root(::openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!root) return Status(fail_errno("open the new workspace"));
+      auto restored = workspace::restore_tree(manifest, contents, root.get(), uid, gid);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+      if (auto s = live->lock(); s && restored)
+        s->note({{"event", "restore"}, {"digest", manifest.digest()}, {"bytes", manifest.total_bytes()},
+                 {"entries", manifest.entries().size()}, {"ms", ms}});
+      return restored;
+    };
+  }
+
+  store::SessionRow row;
+  row.id = "s" + jobs::new_job_id();
+  row.tenant_id = c.tenant.id;
+  row.key_id = c.key.id;
+  row.request_json = session_request_json(*request).dump();
+  row.created_at = jobs::now_rfc3339();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return reply(api_error(503, "stopping", "the service is stopping"));
+    size_t mine = 0;
+    for (const auto& [id, s] : sessions_) mine += s->row().tenant_id == c.tenant.id;
+    if (sessions_.size() >= config_.max_sessions)
+      return reply(api_error(429, "too_many_sessions", "the service has " + std::to_string(sessions_.size()) +
+                                                           " open sessions, its limit"));
+    if (mine >= config_.max_sessions_per_tenant)
+      return reply(api_error(429, "too_many_sessions", "the tenant has " + std::to_string(mine) +
+                                                           " open sessions, its limit; close one"));
+    if (auto st = store_.create_session(row); !st) return reply(internal(st.error().message()));
+    jobs_.metrics().session_opened();
+    LiveSession::Hooks hooks;
+    hooks.call_ended = [this](const Exec& e) { call_ended(e); };
+    hooks.closed = [this](LiveSession& s) { session_closed(s); };
+    auto s = std::make_shared<LiveSession>(row, *request, std::move(options), config_.log_buffer_bytes,
+                                           config_.session_kept_calls_bytes, hooks);
+    *live = s;
+    sessions_[row.id] = s;
+    // The callback runs on the session's own thread: it must not own the
+    // session (the last owner destroys it, which joins that thread).
+    s->start([raw = s.get(), reply](const Status& opened) {
+      if (opened) return reply(raw->view());
+      std::string why = opened.error().message();
+      // A refusal of the request (its image or inputs) has the kind kRefused
+      // (sessions/session.cc); anything else is airlock's own failure.
+      bool refused = opened.error().kind == ErrorKind::kRefused;
+      reply(api_error(refused ? 400 : 500, refused ? "input_rejected" : "sandbox_error",
+                      "the session could not start: " + why));
+    });
+  }
+}
+
+ApiResult<json> SessionService::list(const Caller& c) {
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
+  auto rows = store_.sessions(c.tenant.id, 200);
+  if (!rows) return internal(rows.error().message());
+  json out = json::array();
+  for (const auto& row : *rows) {
+    if (auto s = find(c, row.id)) {
+      json v = s->view();
+      v.erase("calls");
+      out.push_back(v);
+    } else {
+      out.push_back({{"id", row.id}, {"state", row.state}, {"created_at", row.created_at},
+                     {"closed_at", row.closed_at}, {"close_reason", row.close_reason}});
+    }
+  }
+  return json{{"sessions", out}};
+}
+
+ApiResult<json> SessionService::closed_view(const store::SessionRow& row) {
+  json v = {{"id", row.id}, {"state", row.state}, {"created_at", row.created_at}, {"closed_at", row.closed_at},
+            {"close_reason", row.close_reason}, {"request", parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth)}};
+  auto rec = store_.record(row.tenant_id, row.id);
+  if (!rec) return internal(rec.error().message());
+  if (*rec) v["record"] = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
+  return v;
+}
+
+ApiResult<json> SessionService::get(const Caller& c, const std::string& id) {
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
+  if (auto s = find(c, id); s && !s->closed()) return s->view();
+  auto row = store_.session(c.tenant.id, id);
+  if (!row) return internal(row.error().message());
+  if (!*row) return not_found("session " + id);
+  return closed_view(**row);
+}
+
+void SessionService::close(const Caller& c, const std::string& id, Reply reply) {
+  if (auto no = c.lacks({"run"})) return reply(std::unexpected(*no));
+  auto s = find(c, id);
+  if (!s) return reply(get(c, id));  // already closed (or unknown): its view, or 404
+  std::string tenant = c.tenant.id;
+  s->close("closed", [this, tenant, id, reply] {
+    auto row = store_.session(tenant, id);
+    if (!row || !*row) return reply(internal("the closed session's row is missing"));
+    reply(closed_view(**row));
+  });
+}
+
+ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, const json& body, int* wait_s) {
+  auto s = open_session(c, id, Access::kChange);
+  if (!s) return std::unexpected(s.error());
+  auto caps = jobs_.caps_for(c.tenant);
+  auto request = parse_exec_request(body, (*s)->request().policy.timeout_ms, caps.max_timeout_ms);
+  if (!request) return api_error(400, "bad_request", request.error().message());
+  auto view = (*s)->submit(*request, "x" + jobs::new_job_id());
+  if (!view && !(*s)->close_reason().empty()) return api_error(409, "session_closed", view.error().message());
+  if (!view) return api_error(409, "busy", view.error().message());
+  if (wait_s) *wait_s = request->wait_s;
+  return *view;
+}
+
+ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, const std::string& exec_id) {
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
+  if (auto s = find(c, id))
+    if (auto view = s->exec_json(exec_id)) return *view;
+  auto stored = store_.session_call(c.tenant.id, exec_id);
+  if (!stored) return internal(stored.error().message());
+  if (!*stored || (*stored)->session_id != id) return not_found("call " + exec_id);
+  json call = parse_json_or_discarded((*stored)->call_json, kMaxStoredJsonDepth);
+  // The session has closed: what the store keeps (outputs capped, figures by hash).
+  return json{{"id", exec_id}, {"session_id", id}, {"state", "finished"}, {"status", call["status"]},
+              {"stored", true}, {"result", call}};
+}
+
+ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
+  auto live = find(c, id);
+  if (!live) {
+    auto row = store_.session(c.tenant.id, id);
+    if (!row) return internal(row.error().message());
+    if (!*row) return not_found("session " + id);
+  }
+  // The ended calls as stored, then those only in memory (waiting, running, just ended).
+  json out = json::array();
+  std::set<std::string> listed;
+  auto calls = store_.session_calls(id);
+  if (!calls) return internal(calls.error().message());
+  for (const auto& call : *calls) {
+    json j = parse_json_or_discarded(call.call_json, kMaxStoredJsonDepth);
+    out.push_back({{"id", call.id}, {"session_id", id}, {"state", "finished"}, {"status", j["status"]},
+                   {"kind", j["kind"]}, {"created_at", j["created_at"]}, {"finished_at", j["finished_at"]}});
+    listed.insert(call.id);
+  }
+  if (live)
+    for (auto& view : live->exec_jsons())
+      if (!listed.count(view["id"].get<std::string>())) out.push_back(std::move(view));
+  return json{{"execs", out}};
+}
+
+ApiResult<SessionService::ExecStream> SessionService::exec_stream(const Caller& c, const std::string& id,
+                                                                  const std::string& exec_id) {
+  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
+  if (auto s = find(c, id))
+    if (auto e = s->exec(exec_id)) {
+      s->touch();
+      // Called once the output is finished (the result is complete), maybe on
+      // the session's own thread, without locks held: it must not own the
+      // session. The service outlives every stream (its HTTP server stops first).
+      return ExecStream{e->output, [this, c, id, exec_id] {
+                          auto view = exec(c, id, exec_id);
+                          return view ? *view : json{{"id", exec_id}, {"state", "finished"}};
+                        }};
+    }
+  auto view = exec(c, id, exec_id);
+  if (!view) return std::unexpected(view.error());
+  // A call of a closed session: its stored output, then its stored result.
+  auto buffer = std::make_shared<LogBuffer>(config_.log_buffer_bytes);
+  buffer->append(false, (*view)["result"].value("stdout", ""));
+  buffer->append(true, (*view)["result"].value("stderr", ""));
+  buffer->finish();
+  json final_view = *view;
+  return ExecStream{buffer, [final_view] { return final_view; }};
+}
+
+void SessionService::when_exec_done(const Caller& c, const std::string& id, const std::string& exec_id,
+                                    int timeout_s, std::function<void()> done) {
+  auto s = find(c, id);
+  auto e = s ? s->exec(exec_id) : nullptr;
+  std::lock_guard lock(mu_);
+  if (!e || e->output->finished() || stopping_) {
+    tasks_.post(std::move(done));
+    return;
+  }
+  waiters_.push_back({e, Clock::now() + std::chrono::seconds(timeout_s), std::move(done)});
+  wake_.notify_all();
+}
+
+ApiResult<json> SessionService::interrupt(const Caller& c, const std::string& id) {
+  auto s = open_session(c, id, Access::kChange);
+  if (!s) return std::unexpected(s.error());
+  if (!(*s)->engine()) return api_error(409, "starting", "the session's sandbox is still starting");
+  if (auto st = (*s)->interrupt(); !st) return internal(st.error().message());
+  return (*s)->view();
+}
+
+ApiResult<json> SessionService::restart(const Caller& c, const std::string& id) {
+  auto s = open_session(c, id, Access::kChange);
+  if (!s) return std::unexpected(s.error());
+  if (!(*s)->engine()) return api_error(409, "starting", "the session's sandbox is still starting");
+  if (auto st = (*s)->restart(); !st) return internal(st.error().message());
+  (*s)->note({{"event", "restart"}});
+  return (*s)->view();
+}
+
+void SessionService::call_ended(const Exec& e) {
+  store::SessionCallRow row{e.session_id, e.id, e.seq, stored_call(e).dump(-1, ' ', false, json::error_handler_t::replace)};
+  (void)store_.add_session_call(row);
+  jobs_.metrics().session_call(e.result.status, e.result.ms / 1000);
+  wake_.notify_all();
+}
+
+json SessionService::record_of(LiveSession& s) {
+  // Every ended call, from the store (memory keeps only the latest ones).
+  json calls = json::array();
+  auto stored = store_.session_calls(s.row().id);
+  if (stored)
+    for (const auto& c : *stored) calls.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
+  return session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
+}
+
+void SessionService::session_closed(LiveSession& s) {
+  jobs_.metrics().session_closed(s.close_reason());
+  json record = record_of(s);
+  (void)store_.close_session(s.row().id, s.close_reason(), s.closed_at(),
+                             record.dump(-1, ' ', false, json::error_handler_t::replace));
+  wake_.notify_all();  // housekeeping drops it from the map
+}
+
+void SessionService::housekeeping_loop() {
+  auto next_expiry = Clock::now();
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    auto now = Clock::now();
+    std::vector<std::function<void()>> fire;
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (it->exec->output->finished() || it->deadline <= now) {
+        fire.push_back(std::move(it->done));
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    std::vector<std::pair<std::shared_ptr<LiveSession>, std::string>> due;
+    std::vector<std::shared_ptr<LiveSession>> gone;
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      auto& s = it->second;
+      if (s->closed()) {
+        gone.push_back(s);  // joined below, outside the lock
+        it = sessions_.erase(it);
+        continue;
+      }
+      if (auto reason = s->due_reason(now); !reason.empty()) due.emplace_back(s, reason);
+      ++it;
+    }
+    std::vector<std::shared_ptr<LiveSession>> all;
+    for (auto& [id, s] : sessions_) all.push_back(s);
+    bool expiry_due = now >= next_expiry;
+    lock.unlock();
+    for (auto& f : fire) f();
+    for (auto& [s, reason] : due) s->close(reason);
+    for (auto& s : all) s->nudge_closing(now);
+    gone.clear();
+    if (expiry_due) {
+      (void)expire_snapshots();
+      next_expiry = now + std::chrono::seconds(config_.snapshot_expiry_interval_s);
+    }
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace airlock::service

@@ -1,0 +1,124 @@
+// Sessions in the service (issue 6): who may open one, the open sessions of
+// this process (each a LiveSession with its own sandbox and thread), durable
+// calls by id, files in a session's workspace, snapshots, and the
+// housekeeping that closes idle and expired sessions and removes expired
+// snapshots. Every session is recorded in the store; closing one (for any
+// reason) appends its record, listing every call, to the tenant's chain.
+//
+// Sessions live in this process: a sandbox's init ends when its host socket
+// closes, so a service that dies takes its sessions with it; the next start
+// closes their rows as "service_restarted" and the sweep removes what the
+// sandboxes left.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "base/unique_fd.h"
+#include "sandbox/cgroup.h"
+#include "service/api_error.h"
+#include "service/config.h"
+#include "service/job_service.h"
+#include "sessions/live_session.h"
+#include "service/task_pool.h"
+#include "store/store.h"
+
+namespace airlock::service {
+
+// The record of a closed session (pure): the request, every call as stored
+// (its outputs left out), the events (uploads, downloads, snapshots,
+// restarts), and the usage summed over the calls.
+nlohmann::json session_record(const store::SessionRow& row, const std::string& closed_at,
+                              const std::string& reason, nlohmann::json calls, const nlohmann::json& events);
+
+class SessionService {
+ public:
+  SessionService(const ServiceConfig& config, store::Store& store, JobService& jobs);
+  ~SessionService();
+
+  Status start();
+  void stop();  // closes every open session ("service_stopped")
+
+  using Reply = std::function<void(ApiResult<nlohmann::json>)>;
+
+  // Answers once the sandbox is ready (or could not be made).
+  void create(const Caller& c, const nlohmann::json& body, Reply reply);
+  ApiResult<nlohmann::json> list(const Caller& c);
+  ApiResult<nlohmann::json> get(const Caller& c, const std::string& id);
+  // Answers once the session is closed, with its final view and record.
+  void close(const Caller& c, const std::string& id, Reply reply);
+
+  ApiResult<nlohmann::json> submit(const Caller& c, const std::string& id, const nlohmann::json& body,
+                                   int* wait_s);
+  ApiResult<nlohmann::json> exec(const Caller& c, const std::string& id, const std::string& exec_id);
+  ApiResult<nlohmann::json> execs(const Caller& c, const std::string& id);
+  // For SSE: the call's output buffer and a function giving its final view.
+  struct ExecStream {
+    std::shared_ptr<LogBuffer> output;
+    std::function<nlohmann::json()> final_view;
+  };
+  ApiResult<ExecStream> exec_stream(const Caller& c, const std::string& id, const std::string& exec_id);
+  // Calls `done` once the call has ended or `timeout_s` passed.
+  void when_exec_done(const Caller& c, const std::string& id, const std::string& exec_id, int timeout_s,
+                      std::function<void()> done);
+  ApiResult<nlohmann::json> interrupt(const Caller& c, const std::string& id);
+  ApiResult<nlohmann::json> restart(const Caller& c, const std::string& id);
+
+  // Files of the session's /workspace (session_files.cc).
+  void put_file(const Caller& c, const std::string& id, const std::string& path, const std::string& spooled,
+                uint64_t size, Reply reply);
+  ApiResult<nlohmann::json> list_files(const Caller& c, const std::string& id, const std::string& path);
+  // A checked copy of the file, open at its start, sent from there (never
+  // read into memory); it goes when the response is sent.
+  struct Download {
+    std::shared_ptr<UniqueFd> file;
+    uint64_t size = 0;
+    std::string sha256, type;
+  };
+  void get_file(const Caller& c, const std::string& id, const std::string& path,
+                std::function<void(ApiResult<Download>)> reply);
+  void delete_file(const Caller& c, const std::string& id, const std::string& path, Reply reply);
+
+  // Snapshots (session_snapshots.cc).
+  void snapshot(const Caller& c, const std::string& id, Reply reply);
+  ApiResult<nlohmann::json> snapshots(const Caller& c);
+  ApiResult<nlohmann::json> snapshot_info(const Caller& c, const std::string& digest);
+  ApiResult<nlohmann::json> delete_snapshot(const Caller& c, const std::string& digest);
+  ApiResult<nlohmann::json> expire_snapshots();  // also done periodically
+
+ private:
+  std::shared_ptr<LiveSession> find(const Caller& c, const std::string& id);
+  enum class Access { kRead, kChange };  // kRead: a "read" or "run" key; kChange: a "run" key
+  ApiResult<std::shared_ptr<LiveSession>> open_session(const Caller& c, const std::string& id, Access access);
+  void call_ended(const Exec& e);
+  void session_closed(LiveSession& s);
+  nlohmann::json record_of(LiveSession& s);
+  ApiResult<nlohmann::json> closed_view(const store::SessionRow& row);
+  void housekeeping_loop();
+
+  ServiceConfig config_;
+  store::Store& store_;
+  JobService& jobs_;
+  std::unique_ptr<sandbox::CgroupBackend> cgroups_;
+  TaskPool tasks_{2};
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<std::string, std::shared_ptr<LiveSession>> sessions_;  // open (or closing) ones
+  struct Waiter {
+    std::shared_ptr<Exec> exec;
+    Clock::time_point deadline;
+    std::function<void()> done;
+  };
+  std::vector<Waiter> waiters_;
+  std::thread housekeeping_;
+};
+
+}  // namespace airlock::service

@@ -1,5 +1,6 @@
 // What a job may use: limits, environment, input and output policy. Plain
-// data with defaults; parsed from the CLI (run_request.h) or, later, the API.
+// data with defaults; parsed from the CLI (run_request.h) or from an API request
+// (service/job_request.h).
 #pragma once
 
 #include <cstdint>

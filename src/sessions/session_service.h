@@ -1,4 +1,4 @@
-// Sessions in the service (issue 6): who may open one, the open sessions of
+// Sessions in the service: who may open one, the open sessions of
 // this process (each a LiveSession with its own sandbox and thread), durable
 // calls by id, files in a session's workspace, snapshots, and the
 // housekeeping that closes idle and expired sessions and removes expired

@@ -1,6 +1,8 @@
 // Thin wrappers for the kernel calls glibc does not wrap (or wraps
 // differently). Each returns a Result and captures errno at the call.
-// This folder is the only place that issues raw syscall(2).
+// Host code issues raw syscall(2) through these; the sandbox child calls
+// seccomp(2) and capset(2) directly (seccomp_filter.cc, child_setup.cc),
+// where nothing may allocate.
 #pragma once
 
 #include <linux/openat2.h>
@@ -14,7 +16,7 @@
 
 namespace airlock::sys {
 
-// openat2(2). `what` names the operation for the error message.
+// openat2(2); the error names the path.
 Result<UniqueFd> openat2(int dirfd, const std::string& path, const open_how& how);
 
 // Resolve `path` strictly beneath `dirfd`: no symlinks, no magic links, no

@@ -19,6 +19,7 @@
 #include "service/descriptor_budget.h"
 #include "service/job_service.h"
 #include "api/routes.h"
+#include "api/ui_routes.h"
 #include "api/session_routes.h"
 #include "sessions/session_service.h"
 #include "store/store.h"
@@ -147,6 +148,7 @@ int serve_command(const std::vector<std::string>& args) {
   api::HttpServer server(options);
   service::install_routes(server, jobs);
   service::install_session_routes(server, jobs, sessions);
+  service::install_ui_routes(server);
   mcp_route.install(server, jobs);
   auto port = server.start();
   if (!port) {

@@ -110,9 +110,10 @@ function outputs(job, rec, say) {
       return el('tr', { class: 'output' },
         keys.map((k) => el('td', { class: k === 'sha256' ? 'hash' : k === 'verdict' ? (accepted ? 'good' : 'bad') : '' },
           k === 'size' ? bytes(f[k]) : t(f[k]))),
-        el('td', {}, accepted ? [
+        // Only a job that succeeded keeps its accepted outputs (docs/service.md).
+        el('td', {}, accepted && rec.outcome === 'succeeded' ? [
           el('button', { type: 'button', class: 'download', onclick: () => save(path, f, say) }, 'Download'),
-          rec.outcome === 'succeeded' ? el('button', { type: 'button', class: 'publish', onclick: async (e) => {
+          el('button', { type: 'button', class: 'publish', onclick: async (e) => {
             try {
               const p = await api(path + '/publish', { method: 'POST' });
               say(`Published ${showControls(f.name, false)} (sha256 ${p.sha256}).`);
@@ -120,7 +121,7 @@ function outputs(job, rec, say) {
             } catch (err) {
               say(err instanceof ApiError && err.status === 403 ? `This key may not publish: ${err.message}` : `Publish failed: ${err.message}`, true);
             }
-          } }, 'Publish') : null] : null));
+          } }, 'Publish')] : null));
     })));
 }
 

@@ -1,5 +1,6 @@
 // Health: /healthz and the figures of /metrics (queue, running jobs, jobs by
-// outcome, sessions, latencies). Both are public endpoints of the server.
+// outcome, sessions, latencies), both public, and the warm pool from
+// GET /v1/pools (with the key).
 import { api } from './api.js';
 import { el, fields, table, section } from './dom.js';
 import { parseMetrics, showControls } from './text.js';
@@ -28,5 +29,11 @@ export async function healthPage(view) {
   view.append(section('Other figures', table(['Metric', 'Value'], metrics
     .filter((m) => m.name.startsWith('airlock_sessions') && !m.name.startsWith('airlock_sessions_closed'))
     .map((m) => el('tr', {}, el('td', {}, showControls(m.name, false)), el('td', {}, String(m.value)))))));
-  view.append(el('p', { class: 'muted' }, 'Pools (warm, preloaded) are not reported by /metrics yet; see docs/dashboard.md.'));
+  const pools = await api('/v1/pools');
+  view.append(section('Warm pool', fields([
+    ['Process', el('span', { id: 'pool', class: pools.process === 'stopped' ? 'bad' : '' }, showControls(String(pools.process), false))],
+    ['Warm sandboxes (any command)', String(pools.warm)],
+    ['Preloaded Python sandboxes', String(pools.preloaded)],
+    ['Images', showControls((pools.images || []).join(', ') || 'host', false)],
+  ])));
 }

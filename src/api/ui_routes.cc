@@ -1,6 +1,8 @@
 #include "api/ui_routes.h"
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "api/ui_assets.h"
 

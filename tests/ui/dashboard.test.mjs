@@ -221,6 +221,7 @@ test('sessions, snapshots, usage and health pages load with the key', async () =
   }
   assert.equal(await page.$eval('#health', (e) => e.textContent), 'ok');
   assert.match(await page.$eval('#queue', (e) => e.textContent), /^\d+$/);
+  assert.equal(await page.$eval('#pool', (e) => e.textContent), 'none', 'this serve runs without a warm pool');
   await screenshot(page, 'health');
   assertClean(seen);
   await page.close();

@@ -67,7 +67,7 @@ export async function jobPage(view, id) {
     rec.network_dropped ? el('p', { class: 'muted' }, `${rec.network_dropped} more attempts were not recorded.`) : null));
   const c = rec.cleanup || {};
   view.append(section('Cleanup', fields([
-    ['Complete', el('span', { class: c.ok ? 'good' : 'bad' }, c.ok ? 'yes' : 'no')],
+    ['Complete', el('span', { id: 'cleanup', class: c.ok ? 'good' : 'bad' }, c.ok ? 'yes' : 'no')],
     ['Removed', t((c.removed || []).join(', '))], ['Failed', t((c.failed || []).join(', ') || 'nothing')],
   ])));
   view.append(section('Output streams',
@@ -159,6 +159,7 @@ function liveOutput(view, id, say) {
       const span = el('span', { class: e.event }, showControls(chunk));
       out.appendChild(span);
       status.textContent = 'Running: output as it comes.';
+      document.getElementById('state').textContent = 'running';  // output means it started
     } else if (e.event === 'end') {
       let end = {};
       try { end = JSON.parse(e.data); } catch { /* shown as unknown */ }

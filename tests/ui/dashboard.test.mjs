@@ -149,7 +149,7 @@ test('live output while a job runs, then its end; cancel a running job and see i
   // More arrives on the same page while the job still runs: it streams.
   await page.waitForFunction((n) => {
     const ticks = [...(document.querySelector('#live').textContent.matchAll(/tick (\d+)/g))].map((m) => Number(m[1]));
-    return Math.max(...ticks) > n && document.querySelector('#state').textContent === 'running';
+    return Math.max(...ticks) > n && !document.querySelector('#live-status').textContent.startsWith('Ended');
   }, { timeout: 20000 }, first);
   await screenshot(page, 'live');
   await page.waitForFunction(() => document.querySelector('#outcome')?.textContent === 'succeeded', { timeout: 30000 });
@@ -161,6 +161,10 @@ test('live output while a job runs, then its end; cancel a running job and see i
   await page.waitForFunction(() => document.querySelector('#outcome')?.textContent === 'cancelled', { timeout: 30000 });
   const rec = await call(serve.url, serve.keys.operator, 'GET', '/v1/jobs/' + slow.id);
   assert.equal(rec.json.outcome, 'cancelled');
+  // The page reloads with the record: cleanup complete, no Cancel button any more.
+  await page.waitForSelector('#cleanup', { timeout: 20000 });
+  assert.equal(await page.$eval('#cleanup', (e) => e.textContent), 'yes');
+  assert.equal(await page.$('#cancel'), null);
   await screenshot(page, 'cancelled');
   assertClean(seen);
   await page.close();
@@ -209,6 +213,38 @@ test('hostile output shows as inert text: no script runs, no element is injected
   await screenshot(page, 'hostile');
   assertClean(seen);
   await page.close();
+});
+
+test("a session's calls show their code, output and HTML as text", async () => {
+  const opened = await call(serve.url, serve.keys.operator, 'POST', '/v1/sessions', {});
+  assert.equal(opened.status, 201, opened.text);
+  const sid = opened.json.id;
+  try {
+    const code = [
+      'class H:',
+      '    def _repr_html_(self): return \'<img src=x onerror="window.__pwned=7">\'',
+      'print("<script>window.__pwned=6</script>\\x1b[1mBOLD")',
+      'H()',
+    ].join('\n');
+    const ran = await call(serve.url, serve.keys.operator, 'POST', `/v1/sessions/${sid}/execs`, { code, wait_s: 60 });
+    assert.ok(ran.status === 200 || ran.status === 201, ran.text);
+    assert.equal(ran.json.state, 'finished', ran.text);
+    const { page, seen } = await signIn();
+    await page.goto(serve.url + '/ui/#/sessions', { waitUntil: 'networkidle0' });
+    await page.waitForSelector(`a[href="#/sessions/${sid}"]`);
+    await Promise.all([page.waitForSelector('article.call'), page.click(`a[href="#/sessions/${sid}"]`)]);
+    const out = await page.evaluate(() => ({ pwned: window.__pwned, text: document.querySelector('main').innerText,
+                                             images: document.querySelectorAll('main img').length }));
+    assert.equal(out.pwned, undefined, 'a script of the session call ran');
+    assert.equal(out.images, 0, 'the call\'s HTML became an element');
+    assert.ok(out.text.includes('<script>window.__pwned=6</script>\\x1b[1mBOLD'), 'stdout shown literally, escapes escaped');
+    assert.ok(out.text.includes('<img src=x onerror="window.__pwned=7">'), 'the HTML repr shown as text');
+    await screenshot(page, 'session');
+    assertClean(seen);
+    await page.close();
+  } finally {
+    await call(serve.url, serve.keys.operator, 'DELETE', `/v1/sessions/${sid}`);
+  }
 });
 
 test('sessions, snapshots, usage and health pages load with the key', async () => {

@@ -9,6 +9,8 @@ export class SseParser {
     const events = [];
     let nl;
     while ((nl = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
+      // A CR that ends the chunk may be the first half of a CRLF: wait for the next one.
+      if (nl === this.buffer.length - 1 && this.buffer[nl] === '\r') break;
       const len = this.buffer.startsWith('\r\n', nl) ? 2 : 1;
       const line = this.buffer.slice(0, nl);
       this.buffer = this.buffer.slice(nl + len);

@@ -215,7 +215,7 @@ test('hostile output shows as inert text: no script runs, no element is injected
   await page.close();
 });
 
-test("a session's calls show their code, output and HTML as text", async () => {
+test("a session's calls show their output and HTML as text", async () => {
   const opened = await call(serve.url, serve.keys.operator, 'POST', '/v1/sessions', {});
   assert.equal(opened.status, 201, opened.text);
   const sid = opened.json.id;
@@ -259,6 +259,30 @@ test('sessions, snapshots, usage and health pages load with the key', async () =
   assert.match(await page.$eval('#queue', (e) => e.textContent), /^\d+$/);
   assert.equal(await page.$eval('#pool', (e) => e.textContent), 'none', 'this serve runs without a warm pool');
   await screenshot(page, 'health');
+  assertClean(seen);
+  await page.close();
+});
+
+test('the jobs list filters by outcome and image, and the id search opens a job', async () => {
+  const ok = await job({ command: ['sh', '-c', 'true'], wait_s: 30 });
+  const bad = await job({ command: ['sh', '-c', 'exit 3'], wait_s: 30 });
+  assert.equal(bad.outcome, 'failed');
+  const { page, seen } = await signIn();
+  await page.select('select[name=outcome]', 'failed');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForSelector(`a[href="#/jobs/${bad.id}"]`);
+  assert.equal(await page.$(`a[href="#/jobs/${ok.id}"]`), null, 'a succeeded job is listed under outcome=failed');
+  const outcomes = await page.$$eval('#jobs tbody tr td:nth-child(3)', (tds) => tds.map((t) => t.textContent));
+  assert.ok(outcomes.length > 0 && outcomes.every((o) => o === 'failed'), outcomes.join(','));
+  // The image filter works on the loaded page's records: no job here runs an image named like this.
+  await page.select('select[name=outcome]', '');
+  await page.type('input[name=image]', 'no-such-image');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForFunction(() => /hidden by the tenant or image filter/.test(document.querySelector('main').innerText));
+  assert.equal((await page.$$('#jobs tbody tr')).length, 0);
+  await page.type('input[name=id]', ok.id);
+  await Promise.all([page.waitForSelector('#cleanup'), page.click('form.search button[type=submit]')]);
+  assert.match(await page.$eval('h1', (h) => h.textContent), new RegExp(ok.id));
   assertClean(seen);
   await page.close();
 });

@@ -44,13 +44,13 @@ async function job(body, key = serve.keys.operator) {
 
 // What every page must keep: nothing went to another origin, the key was in
 // no URL, no dialog, no script error, no CSP violation by the dashboard itself.
-function assertClean(seen) {
-  const origin = new URL(serve.url).origin;
+function assertClean(seen, srv = serve) {
+  const origin = new URL(srv.url).origin;
   for (const u of seen.requests) {
     const parsed = new URL(u);
     assert.ok(parsed.origin === origin || parsed.protocol === 'blob:' || parsed.protocol === 'data:',
               `a request left for another origin: ${u}`);
-    for (const key of Object.values(serve.keys)) assert.ok(!u.includes(key), `an API key was in a URL: ${u}`);
+    for (const key of Object.values(srv.keys)) assert.ok(!u.includes(key), `an API key was in a URL: ${u}`);
   }
   assert.deepEqual(seen.dialogs, [], 'a dialog opened');
   assert.deepEqual(seen.errors, [], 'the page threw');
@@ -285,4 +285,31 @@ test('the jobs list filters by outcome and image, and the id search opens a job'
   assert.match(await page.$eval('h1', (h) => h.textContent), new RegExp(ok.id));
   assertClean(seen);
   await page.close();
+});
+
+test('the health page tells a running warm pool, and a pool whose process died', async () => {
+  const pooled = await startServe(['--warm', '1']);
+  const { page, seen } = await openPage(chrome.browser);
+  try {
+    await page.goto(pooled.url + '/ui/', { waitUntil: 'networkidle0' });
+    await page.type('#key', pooled.keys.reader);
+    await Promise.all([page.waitForSelector('#jobs'), page.click('form.signin button[type=submit]')]);
+    await page.goto(pooled.url + '/ui/#/health', { waitUntil: 'networkidle0' });
+    await page.waitForSelector('#pool');
+    assert.equal(await page.$eval('#pool', (e) => e.textContent), 'running');
+    const pid = pooled.poolPid();
+    assert.ok(pid > 0, 'the serve log names its pool process');
+    process.kill(pid, 'SIGKILL');  // the pool this test's serve started, by pid
+    await page.waitForFunction(async () => {
+      window.dispatchEvent(new HashChangeEvent('hashchange'));
+      await new Promise((r) => setTimeout(r, 300));
+      const p = document.querySelector('#pool');
+      return p && p.textContent === 'stopped' && p.className === 'bad';
+    }, { timeout: 15000, polling: 500 });
+    await screenshot(page, 'health-pool-stopped');
+    assertClean(seen, pooled);
+  } finally {
+    await page.close();
+    await pooled.stop();
+  }
 });

@@ -17,7 +17,7 @@ function makeKey(dataDir, tenant, scopes) {
   return out.toString().trim().split('\n').pop();
 }
 
-export async function startServe() {
+export async function startServe(extraArgs = []) {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-ui-test-'));
   chmodSync(dir, 0o711);
   const dataDir = join(dir, 'data'), stateDir = join(dir, 'state');
@@ -29,7 +29,7 @@ export async function startServe() {
       other: makeKey(dataDir, 'beta', 'run,read'),
     };
     const logPath = join(dir, 'serve.log');
-    child = spawn(airlock, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--state-dir', stateDir],
+    child = spawn(airlock, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--state-dir', stateDir, ...extraArgs],
                   { stdio: ['ignore', 'pipe', openSync(logPath, 'w')] });
     const line = await new Promise((ok, fail) => {
       createInterface({ input: child.stdout }).once('line', ok);
@@ -46,9 +46,19 @@ export async function startServe() {
         await exited;
         clearTimeout(timer);
       }
+      // What a sandbox left when its process was killed (a test kills the warm
+      // pool): airlock's own sweep removes its job directories and cgroups.
+      execFileSync(airlock, ['sweep', '--state-dir', stateDir], { stdio: 'ignore' });
       rmSync(dir, { recursive: true, force: true });
     };
-    return { url, keys, stop, log: () => readFileSync(logPath, 'utf8') };
+    // The pid of the warm pool this serve started (its log's warm_pool event), or null.
+    const poolPid = () => {
+      for (const l of readFileSync(logPath, 'utf8').split('\n')) {
+        try { const j = JSON.parse(l); if (j.event === 'warm_pool') return j.pid; } catch { /* not JSON */ }
+      }
+      return null;
+    };
+    return { url, keys, stop, poolPid, log: () => readFileSync(logPath, 'utf8') };
   } catch (e) {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

@@ -12,7 +12,7 @@
 namespace airlock::service {
 
 struct UiAsset {
-  std::string_view name;     // "app.js": a file name of ui/, no directory
+  std::string_view name;  // "app.js": a file name of ui/, no directory
   std::string_view content;
 };
 
@@ -31,7 +31,8 @@ std::string_view ui_content_type(std::string_view name);
 // no framing; images also from blob: (downloaded figures) and data:.
 inline constexpr std::string_view kUiContentSecurityPolicy =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors "
+    "'none'";
 
 // CSP, nosniff, no referrer, no caching, no framing (for browsers without CSP 2).
 std::vector<std::pair<std::string, std::string>> ui_security_headers();

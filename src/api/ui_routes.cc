@@ -17,7 +17,9 @@ api::HttpResponse with_ui_headers(api::HttpResponse r) {
 
 api::HttpResponse serve_asset(const std::string& name) {
   const UiAsset* asset = find_ui_asset(name);
-  if (!asset) return with_ui_headers(api::HttpResponse::error(404, "not_found", "no such file of the dashboard"));
+  if (!asset)
+    return with_ui_headers(
+        api::HttpResponse::error(404, "not_found", "no such file of the dashboard"));
   api::HttpResponse r;
   r.body = std::string(asset->content);
   r.headers.emplace_back("Content-Type", std::string(ui_content_type(asset->name)));
@@ -33,7 +35,8 @@ void install_ui_routes(api::HttpServer& server) {
     r.headers.emplace_back("Location", "/ui/");
     ex->respond(with_ui_headers(std::move(r)));
   });
-  server.route("GET", "/ui/", [](std::shared_ptr<api::Exchange> ex) { ex->respond(serve_asset("")); });
+  server.route("GET", "/ui/",
+               [](std::shared_ptr<api::Exchange> ex) { ex->respond(serve_asset("")); });
   server.route("GET", "/ui/{file}", [](std::shared_ptr<api::Exchange> ex) {
     ex->respond(serve_asset(ex->request().params.at("file")));
   });

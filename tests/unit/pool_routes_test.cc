@@ -5,8 +5,8 @@
 
 namespace {
 
-using airlock::service::PoolStatus;
 using airlock::service::pools_json;
+using airlock::service::PoolStatus;
 
 TEST(UiPools, NoPoolConfigured) {
   auto j = pools_json(PoolStatus{}, false);

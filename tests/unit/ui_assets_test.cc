@@ -20,14 +20,15 @@ TEST(UiAssets, IndexIsTheDefaultAndEveryPageModuleIsEmbedded) {
   const auto* index = find_ui_asset("");
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->name, "index.html");
-  for (const char* name : {"app.js", "api.js", "dom.js", "text.js", "sse.js", "style.css", "page_jobs.js",
-                           "page_job.js", "page_sessions.js", "page_snapshots.js", "page_usage.js", "page_health.js"})
+  for (const char* name :
+       {"app.js", "api.js", "dom.js", "text.js", "sse.js", "style.css", "page_jobs.js",
+        "page_job.js", "page_sessions.js", "page_snapshots.js", "page_usage.js", "page_health.js"})
     EXPECT_NE(find_ui_asset(name), nullptr) << name;
 }
 
 TEST(UiAssets, OnlyEmbeddedNamesAreFound) {
-  for (const char* name : {"..", "../index.html", "/etc/passwd", "index.html/", "INDEX.HTML", "app.js.map",
-                           "index.html%00", "ui.cmake"})
+  for (const char* name : {"..", "../index.html", "/etc/passwd", "index.html/", "INDEX.HTML",
+                           "app.js.map", "index.html%00", "ui.cmake"})
     EXPECT_EQ(find_ui_asset(name), nullptr) << name;
 }
 
@@ -36,7 +37,8 @@ TEST(UiAssets, ContentTypesByExtension) {
   EXPECT_EQ(ui_content_type("app.js"), "text/javascript; charset=utf-8");
   EXPECT_EQ(ui_content_type("style.css"), "text/css; charset=utf-8");
   EXPECT_EQ(ui_content_type("x.svg"), "application/octet-stream");
-  for (const auto& a : ui_assets()) EXPECT_NE(ui_content_type(a.name), "application/octet-stream") << a.name;
+  for (const auto& a : ui_assets())
+    EXPECT_NE(ui_content_type(a.name), "application/octet-stream") << a.name;
 }
 
 TEST(UiAssets, PageHasNoInlineScriptStyleOrHandlers) {
@@ -44,7 +46,8 @@ TEST(UiAssets, PageHasNoInlineScriptStyleOrHandlers) {
   // Every <script> has a src; no <style> element, style= or on...= attribute.
   std::regex script_tag("<script\\b[^>]*>", std::regex::icase);
   int scripts = 0;
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), script_tag); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), script_tag);
+       it != std::sregex_iterator(); ++it) {
     ++scripts;
     EXPECT_NE(it->str().find(" src="), std::string::npos) << it->str();
   }
@@ -67,8 +70,9 @@ TEST(UiAssets, NothingLoadsFromAnotherOrigin) {
 }
 
 TEST(UiAssets, NoScriptTurnsStringsIntoHtml) {
-  std::regex sinks("\\.innerHTML|\\.outerHTML|insertAdjacentHTML|document\\.write|\\beval\\(|new Function\\(|"
-                   "setAttribute\\(\\s*['\"](on|style|src)|createContextualFragment|DOMParser");
+  std::regex sinks(
+      "\\.innerHTML|\\.outerHTML|insertAdjacentHTML|document\\.write|\\beval\\(|new Function\\(|"
+      "setAttribute\\(\\s*['\"](on|style|src)|createContextualFragment|DOMParser");
   for (const auto& a : ui_assets()) {
     if (!a.name.ends_with(".js")) continue;
     std::string text(a.content);

@@ -47,9 +47,10 @@ export function fields(rows) {
 }
 
 export function table(headers, rows) {
+  const empty = el('tr', {}, el('td', { class: 'muted' }, 'None.'));
   return el('table', { class: 'list' },
     el('thead', {}, el('tr', {}, headers.map((h) => el('th', {}, h)))),
-    el('tbody', {}, rows));
+    el('tbody', {}, rows.length ? rows : empty));
 }
 
 export function section(title, ...children) {

@@ -274,6 +274,7 @@ test('the jobs list filters by outcome and image, and the id search opens a job'
   assert.equal(await page.$(`a[href="#/jobs/${ok.id}"]`), null, 'a succeeded job is listed under outcome=failed');
   const outcomes = await page.$$eval('#jobs tbody tr td:nth-child(3)', (tds) => tds.map((t) => t.textContent));
   assert.ok(outcomes.length > 0 && outcomes.every((o) => o === 'failed'), outcomes.join(','));
+  await screenshot(page, 'jobs-failed');
   // The image filter works on the loaded page's records: no job here runs an image named like this.
   await page.select('select[name=outcome]', '');
   await page.type('input[name=image]', 'no-such-image');

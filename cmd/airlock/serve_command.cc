@@ -1,6 +1,7 @@
 // airlock serve: the job service over HTTP on loopback, with embedded
 // defaults (SQLite and local files under --data-dir).
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,8 @@
 #include "service/descriptor_budget.h"
 #include "service/job_service.h"
 #include "api/routes.h"
+#include "api/pool_routes.h"
+#include "api/ui_routes.h"
 #include "api/session_routes.h"
 #include "sessions/session_service.h"
 #include "store/store.h"
@@ -147,6 +150,17 @@ int serve_command(const std::vector<std::string>& args) {
   api::HttpServer server(options);
   service::install_routes(server, jobs);
   service::install_session_routes(server, jobs, sessions);
+  service::PoolStatus pool_status{config->warm_pool, config->preloaded_pool, config->pool_images, {}};
+  if (config->default_image != "host") pool_status.images.push_back(config->default_image);
+  if (pool) {
+    pool_status.running = [pid = pool->pid()] {
+      // WNOWAIT: only looks; PoolChild::stop still reaps it.
+      siginfo_t info{};
+      return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
+    };
+  }
+  service::install_pool_routes(server, jobs, pool_status);
+  service::install_ui_routes(server);
   mcp_route.install(server, jobs);
   auto port = server.start();
   if (!port) {

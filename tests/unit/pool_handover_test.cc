@@ -2,10 +2,9 @@
 // the pool gave (kUnavailable means "wait for a refill"), never a kind it
 // guessed from the text, and a forged or garbled answer is never a reason to
 // wait.
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "base/unique_fd.h"
 #include "base/wire.h"
@@ -41,13 +40,15 @@ Error answer_of(const std::string& message) {
 }
 
 TEST(PoolHandover, AnEmptyClassIsUnavailableWithThePoolsReason) {
-  Error e = answer_of(none_reply(Error{"the warm pool's class is empty right now (k)", 0, ErrorKind::kUnavailable}));
+  Error e = answer_of(none_reply(
+      Error{"the warm pool's class is empty right now (k)", 0, ErrorKind::kUnavailable}));
   EXPECT_EQ(e.kind, ErrorKind::kUnavailable);
   EXPECT_EQ(e.what, "the warm pool's class is empty right now (k)");
 }
 
 TEST(PoolHandover, AnUnknownClassAndABadRequestAreNotWorthWaitingFor) {
-  Error none = answer_of(none_reply(Error{"the warm pool keeps no class k", 0, ErrorKind::kNotFound}));
+  Error none =
+      answer_of(none_reply(Error{"the warm pool keeps no class k", 0, ErrorKind::kNotFound}));
   EXPECT_EQ(none.kind, ErrorKind::kNotFound);
   Error bad = answer_of(none_reply(Error{"a malformed request", 0, ErrorKind::kInvalid}));
   EXPECT_EQ(bad.kind, ErrorKind::kInvalid);

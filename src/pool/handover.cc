@@ -28,12 +28,36 @@ Result<UniqueFd> connect_pool(const std::string& socket_path) {
   UniqueFd sock(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!sock) return fail_errno("create a socket for the warm pool");
   if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) < 0) {
-    if (errno == ENOENT || errno == ECONNREFUSED) return fail_with("no warm pool is running", errno);
+    if (errno == ENOENT || errno == ECONNREFUSED)
+      return std::unexpected(Error{"no warm pool is running", errno, ErrorKind::kNotFound});
     return fail_with(std::string("cannot reach the warm pool: ") + std::strerror(errno), errno);
   }
   return sock;
 }
 
+
+std::string none_reply(const Error& why) {
+  wire::Writer w;
+  w.str("none");
+  w.str(why.what);
+  w.u32(static_cast<uint32_t>(why.kind));
+  return w.take();
+}
+
+namespace {
+
+// The kind a "none" answer names; a number this build does not know is a
+// malformed answer (kInternal), never a reason to wait.
+ErrorKind none_kind(uint32_t n) {
+  switch (static_cast<ErrorKind>(n)) {
+    case ErrorKind::kUnavailable: return ErrorKind::kUnavailable;
+    case ErrorKind::kNotFound: return ErrorKind::kNotFound;
+    case ErrorKind::kInvalid: return ErrorKind::kInvalid;
+    default: return ErrorKind::kInternal;
+  }
+}
+
+}  // namespace
 
 Status send_prepared(int sock, PreparedSandbox& sb) {
   AIRLOCK_CHECK(sb.process && sb.dir && sb.lease && sb.cgroup);
@@ -68,7 +92,12 @@ Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgrou
   if (!msg) return std::unexpected(msg.error());
   wire::Reader r(msg->bytes);
   std::string kind = r.str();
-  if (kind == "none") return fail("none: " + r.str());
+  if (kind == "none") {
+    std::string why = r.str();
+    uint32_t n = r.u32();
+    if (!r.done()) return fail("the warm pool sent a malformed answer");
+    return fail(none_kind(n), why);
+  }
   PreparedSandbox sb;
   sb.id = r.str();
   sb.class_key = r.str();
@@ -98,15 +127,10 @@ Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgrou
   return sb;
 }
 
-Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_path,
-                                                      const std::string& class_key,
-                                                      sandbox::CgroupBackend& cgroups,
-                                                      std::string& why) {
+Result<PreparedSandbox> take_from_pool(const std::string& socket_path, const std::string& class_key,
+                                       sandbox::CgroupBackend& cgroups) {
   auto sock = connect_pool(socket_path);
-  if (!sock) {
-    why = sock.error().what;
-    return std::optional<PreparedSandbox>{};
-  }
+  if (!sock) return std::unexpected(sock.error());
   // A pool that stopped answering must not hang the job: it starts cold.
   timeval tv{10, 0};
   ::setsockopt(sock->get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -115,14 +139,9 @@ Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_
   w.str(class_key);
   if (auto st = sys::send_with_fds(sock->get(), w.take(), {}); !st) return std::unexpected(st.error());
   auto sb = receive_prepared(sock->get(), cgroups);
-  if (!sb) {
-    // "none" (the class is empty) or a pool that did not answer in time: the
-    // job starts cold. Whatever came is closed here, which ends that sandbox.
-    const Error& e = sb.error();
-    why = e.what.rfind("none: ", 0) == 0 ? e.what.substr(6) : "the warm pool did not answer: " + e.message();
-    return std::optional<PreparedSandbox>{};
-  }
-  return std::optional<PreparedSandbox>{std::move(*sb)};
+  if (!sb && sb.error().kind == ErrorKind::kInternal)  // not a "none": no answer in time, or garbage
+    return fail("the warm pool did not answer: " + sb.error().message());
+  return sb;
 }
 
 Result<std::string> pool_stats(const std::string& socket_path) {

@@ -20,19 +20,26 @@ std::string pool_socket_path(const std::string& state_dir);
 // there is none to talk to (err: ENOENT or ECONNREFUSED when no pool runs).
 Result<UniqueFd> connect_pool(const std::string& socket_path);
 
+// The pool's answer when it hands over nothing: `why`'s kind and text
+// (kUnavailable: the class is empty right now; kNotFound: no such class;
+// kInvalid: a malformed request). Pure.
+std::string none_reply(const Error& why);
+
 // Sends `sandbox` over `sock`; on success this process no longer owns it
 // (the object is emptied without killing anything).
 Status send_prepared(int sock, PreparedSandbox& sandbox);
-// Receives one; its cgroup is reopened by name through `cgroups`.
+// Receives one; its cgroup is reopened by name through `cgroups`. A "none"
+// answer is an error of the kind the pool gave.
 Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgroups);
 
 // Client side of the pool: asks the pool listening at `socket_path` for a
-// sandbox of `class_key`. nullopt (with `why` set) when there is no pool, it
-// has none of that class right now, or it did not answer within 10 s.
-Result<std::optional<PreparedSandbox>> take_from_pool(const std::string& socket_path,
-                                                      const std::string& class_key,
-                                                      sandbox::CgroupBackend& cgroups,
-                                                      std::string& why);
+// sandbox of `class_key`. Errors by kind: kUnavailable, the class is empty
+// right now (worth waiting for a refill); kNotFound, no pool runs there or it
+// keeps no such class; kInternal, it did not answer within 10 s or sent
+// something malformed. Whatever came with a failed answer is closed, which
+// ends that sandbox.
+Result<PreparedSandbox> take_from_pool(const std::string& socket_path, const std::string& class_key,
+                                       sandbox::CgroupBackend& cgroups);
 
 // The pool's stats (WarmPool::stats() as JSON text), or an error when no pool
 // answers at `socket_path`.

@@ -10,14 +10,12 @@ namespace airlock::jobs {
 namespace {
 
 // From the pool; when `wait` (the job asked for this kind only), waits up to
-// 5 s while the pool refills an empty class.
-Result<std::optional<PreparedSandbox>> take_waiting(const std::string& socket, const std::string& key,
-                                                    sandbox::CgroupBackend& cgroups, std::string& why,
-                                                    bool wait) {
+// 5 s while the pool refills an empty class (the only kUnavailable answer).
+Result<PreparedSandbox> take_waiting(const std::string& socket, const std::string& key,
+                                     sandbox::CgroupBackend& cgroups, bool wait) {
   for (int i = 0;; ++i) {
-    auto taken = take_from_pool(socket, key, cgroups, why);
-    if (!taken || *taken || !wait || i >= 1000 || why.find("empty right now") == std::string::npos)
-      return taken;
+    auto taken = take_from_pool(socket, key, cgroups);
+    if (taken || !wait || i >= 1000 || taken.error().kind != ErrorKind::kUnavailable) return taken;
     ::usleep(5000);
   }
 }
@@ -38,11 +36,12 @@ Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sa
       if (preloaded && (!python_job || req.start == "warm")) continue;
       if (!preloaded && req.start == "preloaded") continue;
       std::string socket = env.pool_socket.empty() ? pool_socket_path(env.state_dir) : env.pool_socket;
-      auto taken = take_waiting(socket, sandbox_class_key(p, image_class(image), preloaded), *env.cgroups, why,
+      auto taken = take_waiting(socket, sandbox_class_key(p, image_class(image), preloaded), *env.cgroups,
                                 /*wait=*/req.start != "auto");
-      if (!taken) return std::unexpected(taken.error());
-      if (*taken) {
-        sb.emplace(std::move(**taken));
+      if (!taken) {
+        why = taken.error().what;  // the job starts cold (auto) or fails with it
+      } else {
+        sb.emplace(std::move(*taken));
         if (auto st = fit_to_policy(*sb, p); !st) return st;
         rec.start_kind = std::string(start_kind_name(preloaded ? StartKind::kPreloaded : StartKind::kWarm));
         rec.prepared = "ahead";

@@ -102,7 +102,7 @@ void PoolServer::answer(int conn) {
   if (!request) return;
   wire::Reader r(request->bytes);
   std::string verb = r.str(), key = r.str();
-  std::string why = "a malformed request";
+  Error why{"a malformed request", 0, ErrorKind::kInvalid};
   if (verb == "stats" && r.done()) {
     wire::Writer w;
     w.str("stats");
@@ -111,7 +111,9 @@ void PoolServer::answer(int conn) {
     return;
   }
   if (verb == "take" && r.done()) {
-    if (auto sb = pool_.take(key, why)) {
+    auto sb = pool_.take(key);
+    if (!sb) why = sb.error();
+    if (sb) {
       // Inits the preloaded interpreter made are its children (it reaps them).
       UniqueFd watch(sb->preloaded ? -1 : ::fcntl(sb->process->pidfd(), F_DUPFD_CLOEXEC, 3));
       if (auto st = send_prepared(conn, *sb); st) {
@@ -121,10 +123,7 @@ void PoolServer::answer(int conn) {
       return;  // on failure the sandbox is destroyed here, never reused
     }
   }
-  wire::Writer w;
-  w.str("none");
-  w.str(why);
-  (void)sys::send_with_fds(conn, w.take(), {});
+  (void)sys::send_with_fds(conn, none_reply(why), {});
 }
 
 }  // namespace airlock::jobs

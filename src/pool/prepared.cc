@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <sstream>
 
 #include "sandbox/tmpfs.h"
@@ -49,6 +50,13 @@ Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
   rlim_t cpu_s = cpu_rlimit_seconds(p);
   rlimit cpu{cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1};
   if (::prlimit(sb.process->pid(), RLIMIT_CPU, &cpu, nullptr) < 0) return fail_errno("set the job's cpu rlimit");
+  // A pool's refill thread made it at a lower priority; the job runs at its
+  // taker's (as a cold one would; the payload, forked later, inherits it).
+  errno = 0;
+  int nice = ::getpriority(PRIO_PROCESS, 0);
+  if (nice == -1 && errno != 0) return fail_errno("read this process's priority");
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(sb.process->pid()), nice) < 0)
+    return fail_errno("set the job's priority");
   if (auto st = sandbox::resize_tmpfs(sb.mounts.inputs.get(), input_mount_bytes(p.inputs),
                                       input_mount_inodes(p.inputs));
       !st)

@@ -71,8 +71,8 @@ struct PrepareContext {
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& policy, const PrepareContext& context);
 
 // Sets a sandbox prepared for other limits to `policy`'s, before its command
-// starts: cgroup memory/pids/cpu, init's RLIMIT_CPU (the payload inherits
-// it), and the sizes of /inputs, /output, /workspace, /tmp and /dev/shm.
+// starts: cgroup memory/pids/cpu, init's RLIMIT_CPU and the caller's nice value
+// (the payload inherits them), and the sizes of /inputs, /output, /workspace, /tmp and /dev/shm.
 Status fit_to_policy(PreparedSandbox& sandbox, const JobPolicy& policy);
 
 }  // namespace airlock::jobs

@@ -1,5 +1,9 @@
 #include "pool/warm_pool.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -36,8 +40,9 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
     if (!zygote) return std::unexpected(zygote.error());
     pool->zygote_ = std::move(*zygote);
   }
+  size_t workers = std::max<size_t>(1, pool->config_.refill_workers);
   for (auto& stock : pool->stocks_)
-    if (stock->config.size > 0)
+    for (size_t i = 0; i < std::min(workers, stock->config.size); ++i)
       pool->refill_.emplace_back([p = pool.get(), st = stock.get()] { p->refill_loop(st); });
   return pool;
 }
@@ -53,21 +58,28 @@ WarmPool::~WarmPool() {
   zygote_.reset();
 }
 
-// One thread per class: a slow preloaded refill (a clone of the whole
-// interpreter) never holds up the warm class, and the other way round.
+// Threads of their own per class: a slow preloaded refill (a clone of the
+// whole interpreter) never holds up the warm class, and the other way round;
+// several per class, so one waiting in the kernel (a cgroup, a namespace)
+// does not stop the others.
 void WarmPool::refill_loop(Stock* stock) {
+  // Behind jobs on a busy machine (per thread on Linux; the inits cloned here
+  // inherit it until a job takes one).
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kRefillNice);
   PoolClass c = stock->config;
   PrepareContext context{config_.state_dir, &cgroups_, c.preloaded ? zygote_.get() : nullptr};
   context.image = c.image;
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    if (stock->ready.size() >= c.size) {
+    if (stock->ready.size() + stock->in_flight >= c.size) {
       changed_.wait(lock);
       continue;
     }
+    ++stock->in_flight;
     lock.unlock();
     auto made = prepare_sandbox(c.policy, context);
     lock.lock();
+    --stock->in_flight;
     if (made) {
       stock->ready.push_back(std::move(*made));
       ++stock->made;
@@ -82,14 +94,13 @@ void WarmPool::refill_loop(Stock* stock) {
   }
 }
 
-std::optional<PreparedSandbox> WarmPool::take(const std::string& key, std::string& why) {
+Result<PreparedSandbox> WarmPool::take(const std::string& key) {
   std::lock_guard lock(mu_);
   for (auto& s : stocks_) {
     if (s->key != key) continue;
     if (s->ready.empty()) {
       ++s->missed;
-      why = "the warm pool's class is empty right now (" + key + ")";
-      return std::nullopt;
+      return fail(ErrorKind::kUnavailable, "the warm pool's class is empty right now (" + key + ")");
     }
     PreparedSandbox sb = std::move(s->ready.front());
     s->ready.pop_front();
@@ -97,8 +108,7 @@ std::optional<PreparedSandbox> WarmPool::take(const std::string& key, std::strin
     changed_.notify_all();
     return sb;
   }
-  why = "the warm pool keeps no class " + key;
-  return std::nullopt;
+  return fail(ErrorKind::kNotFound, "the warm pool keeps no class " + key);
 }
 
 nlohmann::json WarmPool::stats() const {

@@ -38,7 +38,15 @@ struct PoolConfig {
   std::string airlock_binary = "/proc/self/exe";  // re-executed as `airlock zygote`
   std::vector<PoolClass> classes;
   std::vector<std::string> preload_modules = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
+  // Threads preparing sandboxes of each class at once. They run at
+  // kRefillNice, so on a busy machine jobs get the CPU first (a job that finds
+  // its class empty starts cold, which costs what it would without a pool).
+  size_t refill_workers = 2;
 };
+
+// The refill threads' nice value; a taken sandbox's init is set back to 0
+// (fit_to_policy), so the job itself runs at normal priority.
+inline constexpr int kRefillNice = 10;
 
 // The preloaded interpreter's environment: a job's base environment (what a
 // cold `python3` would start with) and single-threaded OpenBLAS, since a fork
@@ -48,12 +56,13 @@ std::vector<std::string> zygote_environment();
 class WarmPool {
  public:
   // Starts the preloaded interpreter (if a class needs it; seconds) and the
-  // refill thread.
+  // refill threads.
   static Result<std::unique_ptr<WarmPool>> start(PoolConfig config, sandbox::CgroupBackend& cgroups);
   ~WarmPool();  // stops refilling and destroys every unused sandbox
 
-  // A ready sandbox of `class_key`, or nullopt with the reason.
-  std::optional<PreparedSandbox> take(const std::string& class_key, std::string& why);
+  // A ready sandbox of `class_key`; else kUnavailable (the class is empty
+  // right now: a refill is coming) or kNotFound (no such class here).
+  Result<PreparedSandbox> take(const std::string& class_key);
 
   // Counts per class, the interpreter, for logs and the service's metrics.
   nlohmann::json stats() const;
@@ -65,6 +74,7 @@ class WarmPool {
     PoolClass config;
     std::string key;
     std::deque<PreparedSandbox> ready;
+    size_t in_flight = 0;  // being prepared by a refill thread right now
     uint64_t made = 0, taken = 0, failed = 0, missed = 0;
     std::string last_error;
   };
@@ -79,7 +89,7 @@ class WarmPool {
   mutable std::condition_variable changed_;
   std::vector<std::unique_ptr<Stock>> stocks_;
   bool stopping_ = false;
-  std::vector<std::thread> refill_;  // one per class with a size
+  std::vector<std::thread> refill_;  // refill_workers per class with a size
 };
 
 }  // namespace airlock::jobs

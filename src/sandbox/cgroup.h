@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace airlock::sandbox {
 
@@ -46,6 +47,14 @@ class Cgroup {
   virtual int clone_into_fd() const = 0;
   // Moves `pid` into every hierarchy this group spans that it is not yet in.
   virtual Status add_process(pid_t pid) = 0;
+  // O_WRONLY fds of the files a new sandbox's (single-threaded) first process
+  // writes "0" into to move itself into the hierarchies CLONE_INTO_CGROUP
+  // cannot reach: v1's `tasks`. A thread moving itself skips the kernel's
+  // global threadgroup lock, which a move by pid takes for writing; on a
+  // kernel without favordynmods that costs an RCU grace period (~8 ms) per
+  // move. None on v2 (CLONE_INTO_CGROUP places the process). add_process()
+  // afterwards checks, and moves what is still missing.
+  virtual Result<std::vector<UniqueFd>> open_self_join() const = 0;
   // Cheap; polled while the job runs to enforce the cpu-time limit.
   virtual Result<uint64_t> cpu_ns() const = 0;
   virtual Result<CgroupUsage> usage() const = 0;

@@ -94,6 +94,25 @@ std::vector<pid_t> parse_pids(std::string_view text) {
   return pids;
 }
 
+std::map<std::string, std::string> parse_v1_membership(std::string_view text) {
+  std::map<std::string, std::string> out;
+  for_each_line(text, [&](std::string_view line) {
+    size_t a = line.find(':');
+    size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
+    if (b == std::string_view::npos) return;
+    std::string_view controllers = line.substr(a + 1, b - a - 1);
+    std::string_view path = line.substr(b + 1);
+    while (!controllers.empty()) {
+      size_t comma = controllers.find(',');
+      std::string_view c = controllers.substr(0, comma);
+      if (!c.empty()) out[std::string(c)] = std::string(path);
+      if (comma == std::string_view::npos) break;
+      controllers.remove_prefix(comma + 1);
+    }
+  });
+  return out;
+}
+
 Status check_group_name(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
       name.find('\0') != std::string_view::npos || name.size() > 200) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,10 @@ std::optional<uint64_t> parse_keyed(std::string_view text, std::string_view key)
 std::vector<std::string> parse_words(std::string_view text);
 // One pid per line (cgroup.procs); lines that are not numbers are skipped.
 std::vector<pid_t> parse_pids(std::string_view text);
+// /proc/PID/cgroup's v1 lines ("4:memory:/airlock/x", "3:cpu,cpuacct:/"):
+// each controller named there, with its group's path. The cgroup2 line
+// ("0::/...") has no controllers and is left out.
+std::map<std::string, std::string> parse_v1_membership(std::string_view text);
 // Group names become one path component: no '/', no "." or "..", no empty name.
 Status check_group_name(std::string_view name);
 

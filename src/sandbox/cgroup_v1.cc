@@ -91,6 +91,13 @@ class CgroupV1 final : public Cgroup {
     if (!unified_fd_) return fail_errno("open " + dir);
     return {};
   }
+  // A controller of the hierarchy `dir` is in ("" if none is known).
+  std::string controller_of(const std::string& dir) const {
+    for (const auto& c : kV1Controllers) {
+      if (dir_of(c) == dir) return c;
+    }
+    return "";
+  }
   bool owns_anything() const { return !v1_dirs_.empty() || !unified_dir_.empty(); }
   std::string dir_of(const std::string& controller) const {
     std::string m = mounts_.get(controller);
@@ -111,10 +118,28 @@ class CgroupV1 final : public Cgroup {
     if (!unified_dir_.empty() && !cgroupfs::in_cgroup2(pid, relative_)) {
       if (auto st = sys::write_file(join(unified_dir_, "cgroup.procs"), p); !st) return st;
     }
+    // Skip the hierarchies it already is in (it joined them itself: each
+    // write here costs a grace period without favordynmods).
+    auto text = sys::read_file("/proc/" + p + "/cgroup", 1 << 16);
+    auto member = cgroupfs::parse_v1_membership(text ? *text : "");
     for (const auto& dir : v1_dirs_) {
+      std::string c = controller_of(dir);
+      auto it = member.find(c);
+      if (!c.empty() && it != member.end() && it->second == "/" + relative_) continue;
       if (auto st = sys::write_file(join(dir, "cgroup.procs"), p); !st) return st;
     }
     return {};
+  }
+
+  Result<std::vector<UniqueFd>> open_self_join() const override {
+    std::vector<UniqueFd> fds;
+    for (const auto& dir : v1_dirs_) {
+      std::string tasks = join(dir, "tasks");
+      UniqueFd fd(::open(tasks.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!fd) return fail_errno("open " + tasks);
+      fds.push_back(std::move(fd));
+    }
+    return fds;
   }
 
   Result<uint64_t> cpu_ns() const override {

@@ -70,6 +70,9 @@ class CgroupV2 final : public Cgroup {
     return sys::write_file(file("cgroup.procs"), std::to_string(pid));
   }
 
+  // CLONE_INTO_CGROUP places a new sandbox in its group: nothing to join.
+  Result<std::vector<UniqueFd>> open_self_join() const override { return std::vector<UniqueFd>{}; }
+
   Result<uint64_t> cpu_ns() const override { return cgroupfs::read_cpu_stat_ns(path_); }
 
   Result<CgroupUsage> usage() const override {

@@ -36,6 +36,24 @@ Step wait_for_go(const ChildFds& fds) {
   return {};
 }
 
+Step join_own_cgroups(ChildFds& fds) {
+  for (int i = 0; i < fds.cgroup_join_count; ++i) {
+    int fd = fds.cgroup_join[i];
+    fds.cgroup_join[i] = -1;
+    ssize_t n;
+    do n = ::write(fd, "0", 1);
+    while (n < 0 && errno == EINTR);
+    int saved = n < 0 ? errno : EIO;
+    ::close(fd);
+    if (n != 1) {
+      errno = saved;
+      return step_failed("join the job's cgroup");
+    }
+  }
+  fds.cgroup_join_count = 0;
+  return {};
+}
+
 Step become_namespace_root() {
   AIRLOCK_STEP("become gid 0 in the user namespace", sys::thread_setresgid(0, 0, 0));
   AIRLOCK_STEP("become uid 0 in the user namespace", sys::thread_setresuid(0, 0, 0));

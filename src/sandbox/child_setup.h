@@ -15,7 +15,18 @@ struct ChildFds {
   int stderr_w = -1;
   int stdin_r = -1;  // the payload's stdin; -1: /dev/null
   int host_end = -1;  // the host's end of sync, which the child inherited a copy of; -1: none
+  // The host's O_WRONLY fds of the job's v1 `tasks` files (Cgroup::open_self_join);
+  // the first `cgroup_join_count` are used.
+  static constexpr int kMaxCgroupJoin = 8;
+  int cgroup_join[kMaxCgroupJoin] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int cgroup_join_count = 0;
 };
+
+// Moves the child (one thread) into its v1 cgroups by writing "0" into each
+// `tasks` fd, then closes them. A thread moving itself skips the kernel's
+// global threadgroup lock, whose write side costs an RCU grace period (about
+// 8 ms) when the host moves the child by pid on a kernel without favordynmods.
+Step join_own_cgroups(ChildFds& fds);
 
 // Closes the child's copy of the host's end and dies with the host (until
 // the uid change below clears it), then waits for the host's go: a host

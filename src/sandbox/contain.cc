@@ -8,9 +8,11 @@ namespace airlock::sandbox {
 namespace {
 
 // One step a line, in order. The child already lives in fresh user, mount,
-// pid, net, ipc and uts namespaces (clone flags) and in the job's cgroup.
+// pid, net, ipc and uts namespaces (clone flags) and in the job's
+// cgroup2 group (CLONE_INTO_CGROUP).
 Step contain(const SandboxSpec& spec, ChildFds& fds) {
-  AIRLOCK_TRY_STEP(wait_for_go(fds));              // host wrote our id maps, joined cgroups (or died)
+  AIRLOCK_TRY_STEP(join_own_cgroups(fds));         // v1 groups (v2: CLONE_INTO_CGROUP did it)
+  AIRLOCK_TRY_STEP(wait_for_go(fds));              // host wrote our id maps (or died)
   AIRLOCK_TRY_STEP(become_namespace_root());       // uid/gid 0 inside (host uid: unprivileged)
   AIRLOCK_TRY_STEP(set_hostname(spec.hostname));
   AIRLOCK_TRY_STEP(build_root(spec));              // tmpfs root: image, /etc, /inputs, /dev, tmpfs mounts

@@ -112,11 +112,17 @@ Status map_ids(pid_t pid, const IdMap& ids, const SandboxSpec& spec) {
 }  // namespace
 
 Status finish_launch(SandboxProcess& process, const IdMap& ids, const SandboxSpec& spec,
-                     Cgroup& cgroup) {
+                     Cgroup& cgroup, bool joined_itself) {
   if (auto st = map_ids(process.pid(), ids, spec); !st) return st;
-  if (auto st = cgroup.add_process(process.pid()); !st) return st;
+  if (!joined_itself) {
+    if (auto st = cgroup.add_process(process.pid()); !st) return st;
+  }
   if (auto st = send_msg(process.sync_fd(), MsgKind::kGo, 0); !st) return st;
-  return await(process, MsgKind::kReady, "the sandbox was ready");
+  if (auto st = await(process, MsgKind::kReady, "the sandbox was ready"); !st) return st;
+  // Init joined its v1 groups as its first step and forks nothing before the
+  // command: check that it is in every hierarchy (moving it where it is not).
+  if (joined_itself) return cgroup.add_process(process.pid());
+  return {};
 }
 
 Result<pid_t> clone_sandbox(const SandboxSpec& spec, int cgroup_fd, const ChildFds& fds, int* pidfd) {
@@ -142,11 +148,15 @@ Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
     return fail_errno("create the sandbox sync socket");
   UniqueFd host_end(pair[0]), child_end(pair[1]);
 
+  auto join = request.cgroup->open_self_join();
+  if (!join) return std::unexpected(join.error());
+  ChildFds fds{child_end.get(), request.stdout_w.get(), request.stderr_w.get(), request.stdin_r.get(),
+               host_end.get()};
+  AIRLOCK_CHECK(join->size() <= static_cast<size_t>(ChildFds::kMaxCgroupJoin));
+  for (const UniqueFd& fd : *join) fds.cgroup_join[fds.cgroup_join_count++] = fd.get();
   int pidfd = -1;
-  auto pid = clone_sandbox(*request.spec, request.cgroup->clone_into_fd(),
-                           ChildFds{child_end.get(), request.stdout_w.get(), request.stderr_w.get(),
-                                    request.stdin_r.get(), host_end.get()},
-                           &pidfd);
+  auto pid = clone_sandbox(*request.spec, request.cgroup->clone_into_fd(), fds, &pidfd);
+  join->clear();
   if (!pid) return std::unexpected(pid.error());
   SandboxProcess process(*pid, UniqueFd(pidfd), std::move(host_end));
   child_end.reset();
@@ -154,7 +164,7 @@ Result<SandboxProcess> launch_sandbox(LaunchRequest request) {
   request.stderr_w.reset();
   request.stdin_r.reset();
 
-  if (auto st = finish_launch(process, request.ids, *request.spec, *request.cgroup); !st)
+  if (auto st = finish_launch(process, request.ids, *request.spec, *request.cgroup, true); !st)
     return std::unexpected(st.error());
   return process;
 }

@@ -75,9 +75,13 @@ Result<pid_t> clone_sandbox(const SandboxSpec& spec, int cgroup_fd, const ChildF
 // Clones the sandbox here and returns once it is prepared.
 Result<SandboxProcess> launch_sandbox(LaunchRequest request);
 
-// The host's half of preparing a sandbox cloned elsewhere (by a preloaded
-// interpreter): map the ids, join the cgroups, release it, wait until ready.
+// The host's half of preparing a sandbox: map the ids, join the cgroups,
+// release it, wait until ready. `joined_itself`: the child was given the
+// cgroup's open_self_join() fds and moved itself; then the host only checks
+// (and moves it where it is not) once init is ready, before any command.
+// Else (cloned elsewhere, by a preloaded interpreter) the host moves it by pid
+// before the go.
 Status finish_launch(SandboxProcess& process, const IdMap& ids, const SandboxSpec& spec,
-                     Cgroup& cgroup);
+                     Cgroup& cgroup, bool joined_itself = false);
 
 }  // namespace airlock::sandbox

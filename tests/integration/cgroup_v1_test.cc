@@ -29,6 +29,7 @@
 
 #include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/cgroup_files.h"
 #include "sandbox/cgroup_mounts.h"
 #include "sys/file_io.h"
 #include "sys/syscalls.h"
@@ -325,6 +326,49 @@ TEST_F(CgroupV1Test, CloneIntoCgroupThenAddToV1) {
   int status = 0;
   ASSERT_EQ(::waitpid(*pid, &status, 0), *pid);
   EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_TRUE(g.empty().value_or(false));
+}
+
+// The sandbox's way in (launcher.cc): cloned into the cgroup2 group, then
+// the child writes "0" into the v1 `tasks` fds it inherited, in a new user
+// namespace before its id maps exist (the kernel checks the opener's
+// credentials). add_process() afterwards finds it everywhere and moves nothing.
+TEST_F(CgroupV1Test, ANewChildJoinsItsV1GroupsItself) {
+  Cgroup& g = create("self", {.pids = 8});
+  auto join = g.open_self_join();
+  ASSERT_TRUE(join) << join.error().message();
+  ASSERT_EQ(join->size(), 5u);  // memory, pids, cpu, cpuacct, freezer
+  int done[2];
+  ASSERT_EQ(::pipe2(done, O_CLOEXEC), 0);
+  clone_args args{};
+  args.flags = CLONE_INTO_CGROUP | CLONE_NEWUSER;
+  args.exit_signal = SIGCHLD;
+  args.cgroup = static_cast<uint64_t>(g.clone_into_fd());
+  auto pid = sys::clone3(args);
+  ASSERT_TRUE(pid) << pid.error().message();
+  if (*pid == 0) {
+    ::close(done[0]);
+    char ok = 1;
+    for (const UniqueFd& fd : *join) ok &= ::write(fd.get(), "0", 1) == 1;
+    (void)!::write(done[1], &ok, 1);
+    for (;;) ::pause();
+  }
+  ::close(done[1]);
+  join->clear();
+  char ok = 0;
+  ASSERT_EQ(::read(done[0], &ok, 1), 1);
+  ::close(done[0]);
+  EXPECT_EQ(ok, 1) << "a write of 0 into tasks failed in the child";
+  std::string after = slurp("/proc/" + std::to_string(*pid) + "/cgroup");
+  for (const char* c : {"memory", "pids", "cpu", "cpuacct", "freezer"})
+    EXPECT_NE(after.find(std::string(c) + ":/" + parent_ + "/self\n"), std::string::npos) << after;
+  auto member = cgroupfs::parse_v1_membership(after);
+  EXPECT_EQ(member["memory"], "/" + parent_ + "/self");
+  ASSERT_TRUE(g.add_process(*pid));  // checks; nothing left to move
+  ASSERT_TRUE(g.kill_all());
+  int status = 0;
+  ASSERT_EQ(::waitpid(*pid, &status, 0), *pid);
+  EXPECT_TRUE(WIFSIGNALED(status));
   EXPECT_TRUE(g.empty().value_or(false));
 }
 

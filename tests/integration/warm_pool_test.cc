@@ -225,6 +225,20 @@ TEST(WarmPool, LimitsOfTheJobApplyToAPreparedSandbox) {
   EXPECT_NE(pids.dump().find("\"pids\""), std::string::npos) << pids.dump();
 }
 
+// The pool's refill threads prepare sandboxes at nice 10 (behind jobs); the
+// job that takes one must not inherit that: it runs at its runner's priority.
+TEST(WarmPool, AWarmJobRunsAtItsRunnersPriorityNotTheRefills) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 1, 0);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  // Field 19 of /proc/self/stat is the nice value (the command name has no space).
+  json rec = run_json(dir, {"--start", "warm", "--", "sh", "-c", "cut -d' ' -f19 /proc/self/stat"});
+  EXPECT_EQ(start_of(rec), "warm") << rec.dump();
+  EXPECT_EQ(out_of(rec), "0\n") << rec.dump();
+  json cold = run_json(dir, {"--start", "cold", "--", "sh", "-c", "cut -d' ' -f19 /proc/self/stat"});
+  EXPECT_EQ(out_of(cold), "0\n") << cold.dump();
+}
+
 TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {
   TempDir dir;
   TestPool pool(dir.path(), dir.state(), 1, 0);

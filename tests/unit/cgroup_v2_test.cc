@@ -180,6 +180,29 @@ TEST(CgroupV2Test, AddProcessWritesCgroupProcs) {
   EXPECT_EQ(slurp(tree.group("job") / "cgroup.procs"), "4242");
 }
 
+TEST(CgroupV2Test, NothingToJoinByHandCloneIntoCgroupPlacesTheSandbox) {
+  FakeTree tree;
+  auto group = tree.backend()->create("job", {});
+  ASSERT_TRUE(group);
+  auto join = (*group)->open_self_join();
+  ASSERT_TRUE(join) << join.error().message();
+  EXPECT_TRUE(join->empty());  // the child gets no cgroup fds at all on v2
+}
+
+TEST(CgroupFiles, V1MembershipMapsEachControllerToItsGroup) {
+  auto m = cgroupfs::parse_v1_membership(
+      "12:cpu,cpuacct:/airlock/job\n4:memory:/airlock/job\n1:name=systemd:/\n0::/airlock/job\n"
+      "garbage\n5:pids:/other");
+  EXPECT_EQ(m["cpu"], "/airlock/job");
+  EXPECT_EQ(m["cpuacct"], "/airlock/job");
+  EXPECT_EQ(m["memory"], "/airlock/job");
+  EXPECT_EQ(m["pids"], "/other");  // no trailing newline
+  EXPECT_EQ(m["name=systemd"], "/");
+  EXPECT_EQ(m.count(""), 0u);  // the cgroup2 line names no controller
+  EXPECT_EQ(m.count("garbage"), 0u);
+  EXPECT_EQ(m.size(), 5u);
+}
+
 TEST(CgroupV2Test, KillAllWritesCgroupKillAndWaitsForEmpty) {
   FakeTree tree;
   auto group = tree.backend()->create("job", {});

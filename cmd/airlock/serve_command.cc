@@ -22,6 +22,7 @@
 #include "api/session_routes.h"
 #include "sessions/session_service.h"
 #include "store/store.h"
+#include "api/usage_routes.h"
 #include "sys/descriptors.h"
 
 using namespace airlock;
@@ -147,6 +148,7 @@ int serve_command(const std::vector<std::string>& args) {
   api::HttpServer server(options);
   service::install_routes(server, jobs);
   service::install_session_routes(server, jobs, sessions);
+  service::install_usage_routes(server, jobs, **store);
   mcp_route.install(server, jobs);
   auto port = server.start();
   if (!port) {

@@ -47,7 +47,7 @@ std::optional<std::string> read_key(const std::string& path) {
 }
 
 bool write_out(const std::string& path, const std::string& text) {
-  if (auto st = airlock::sys::write_file(path, text); !st) {
+  if (auto st = airlock::sys::write_file_atomic(path, text, 0644); !st) {
     std::fprintf(stderr, "airlock selftest: cannot write %s: %s\n", path.c_str(), st.error().message().c_str());
     return false;
   }

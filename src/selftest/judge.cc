@@ -131,7 +131,10 @@ Judgement judge_rejected_output(const json& view) {
   if (cs != rec.end() && cs->is_array())
     for (const auto& c : *cs)
       if (c.is_object() && !c.value("passed", true)) failed = text_of(c, "label") + ": " + text_of(c, "detail");
-  j.answer = outcome_line(view) + (failed.empty() ? "" : "; failed check " + shorten(failed, 200));
+  std::string line = outcome_line(view);
+  // The reason usually names the failed check already.
+  bool named = !failed.empty() && line.find(failed.substr(0, failed.find(':'))) != std::string::npos;
+  j.answer = line + (failed.empty() || named ? "" : "; failed check " + shorten(failed, 200));
   if (text_of(view, "outcome") != "output_rejected")
     j.why = "a wrong output was not rejected (" + outcome_line(view) + ")";
   else if (failed.empty())

@@ -269,7 +269,7 @@ class Run {
       Judgement ran = judge_probes(v2, {"gateway"});
       j.answer += " (it ran: " + ran.answer + ")";
       j.why += std::string(j.why.empty() ? "" : "; ") + "the service accepted a job naming 127.0.0.1:" + port +
-               ", a destination this tenant was not approved for";
+               ", the selftest's own listener on the loopback, which no tenant's egress caps should approve";
       for (auto& e : evidence(v2)) ev.push_back(e);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

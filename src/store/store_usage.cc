@@ -33,7 +33,8 @@ constexpr const char* kOpenSessions =
     "                    'peak_memory_bytes', COALESCE(MAX(json_extract(c.call_json, '$.usage.peak_memory_bytes')), 0)) "
     " FROM session_calls c WHERE c.session_id = s.id AND json_valid(c.call_json)), "
     "CASE WHEN json_valid(s.request_json) THEN COALESCE(json_extract(s.request_json, '$.image'), '') ELSE '' END "
-    "FROM sessions s WHERE (?1 = '' OR s.tenant_id = ?1) AND s.state = 'open' ORDER BY s.n";
+    "FROM sessions s WHERE (?1 = '' OR s.tenant_id = ?1) AND s.state = 'open' "
+    "AND (?3 = '' OR s.created_at < ?3) ORDER BY s.n";
 
 constexpr const char* kArtifacts =
     "SELECT a.job_id || '/' || a.name, j.tenant_id, j.finished_at, a.size, "
@@ -62,10 +63,13 @@ Result<std::vector<UsageRow>> Store::usage_rows(const std::string& tenant_id, co
   auto tx = Transaction::begin_read(db_);
   if (!tx) return std::unexpected(tx.error());
   std::vector<UsageRow> out;
-  auto each = [&](const char* text, auto read) -> Status {
+  // Stored objects count from before the window (only its end bounds
+  // them), so their queries have no ?2: binding it would be a range error.
+  auto each = [&](const char* text, auto read, bool windowed = true) -> Status {
     auto s = sql(text);
     if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, tenant_id).bind(2, from).bind(3, to);
+    (*s)->bind(1, tenant_id).bind(3, to);
+    if (windowed) (*s)->bind(2, from);
     return each_row(**s, [&](const Statement& r) { out.push_back(read(r)); });
   };
   using K = UsageRow::Kind;
@@ -77,16 +81,16 @@ Result<std::vector<UsageRow>> Store::usage_rows(const std::string& tenant_id, co
   }));
   AIRLOCK_TRY(each(kOpenSessions, [](const Statement& r) {
     return UsageRow{K::kSession, r.text(0), r.text(1), r.text(2), "", "open", r.text(3), r.text(4), 0};
-  }));
+  }, false));  // open now: counted up to now, whatever the window's start
   AIRLOCK_TRY(each(kArtifacts, [](const Statement& r) {
     return UsageRow{K::kArtifact, r.text(0), r.text(1), r.text(2), "", "", "", r.text(4), non_negative(r.int64(3))};
-  }));
+  }, false));
   AIRLOCK_TRY(each(kSnapshots, [](const Statement& r) {
     return UsageRow{K::kSnapshot, r.text(0), r.text(1), r.text(2), r.text(3), "", "", r.text(5), non_negative(r.int64(4))};
-  }));
+  }, false));
   AIRLOCK_TRY(each(kUploads, [](const Statement& r) {
     return UsageRow{K::kUpload, r.text(0), r.text(1), r.text(2), "", "", "", "", non_negative(r.int64(3))};
-  }));
+  }, false));
   return out;
 }
 

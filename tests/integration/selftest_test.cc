@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Ran {
+struct SelftestRun {
   int status = -1;
   std::string out;
   json report;
@@ -38,7 +38,7 @@ std::string slurp(const std::string& path) {
 }
 
 // Runs `airlock selftest ARGS --json --html` with `env` added; stdout to a file.
-Ran selftest(const TempDir& dir, std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+SelftestRun selftest(const TempDir& dir, std::vector<std::string> args, const std::vector<std::string>& env = {}) {
   std::string json_path = dir.sub("report.json"), html_path = dir.sub("report.html"), out_path = dir.sub("out.txt");
   std::vector<std::string> argv = {AIRLOCK_BINARY, "selftest", "--json", json_path, "--html", html_path};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -55,7 +55,7 @@ Ran selftest(const TempDir& dir, std::vector<std::string> args, const std::vecto
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  Ran r;
+  SelftestRun r;
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = slurp(out_path);
   r.report = json::parse(slurp(json_path), nullptr, false);
@@ -105,7 +105,7 @@ uint16_t free_port() {
 TEST(Selftest, PassesLocallyWithAServeOfItsOwnAndLeavesNothing) {
   TempDir dir;
   auto before = selftest_dirs();
-  Ran r = selftest(dir, {});
+  SelftestRun r = selftest(dir, {});
   ASSERT_TRUE(r.report.is_object()) << r.out;
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(r.report["passed"].get<bool>()) << r.out;
@@ -117,7 +117,6 @@ TEST(Selftest, PassesLocallyWithAServeOfItsOwnAndLeavesNothing) {
       EXPECT_FALSE((*it)["evidence"].empty()) << name;  // record ids as evidence
     }
   }
-  EXPECT_LT(r.report["duration_ms"].get<uint64_t>(), 30000u) << r.out;
   EXPECT_NE(r.out.find("PASS"), std::string::npos);
   EXPECT_NE(r.html.find("<h1>airlock selftest: PASS</h1>"), std::string::npos);
   // Its own serve and temporary directory are gone.
@@ -129,7 +128,7 @@ TEST(Selftest, PassesAgainstARunningServeAndTakesItsKeyFromTheEnvironment) {
   TempDir dir;
   std::ofstream(dir.sub("other.key")) << svc.beta.secret << "\n";
   std::string url = "http://127.0.0.1:" + std::to_string(svc.port());
-  Ran r = selftest(dir, {"--url", url, "--other-key-file", dir.sub("other.key")}, {"AIRLOCK_KEY=" + svc.alpha.secret});
+  SelftestRun r = selftest(dir, {"--url", url, "--other-key-file", dir.sub("other.key")}, {"AIRLOCK_KEY=" + svc.alpha.secret});
   ASSERT_TRUE(r.report.is_object()) << r.out;
   EXPECT_EQ(r.status, 0) << r.out;
   for (const auto& name : kItems) {
@@ -152,7 +151,7 @@ TEST(Selftest, FailsNamingTheNetworkItemWhenTheConfigurationApprovesItsListener)
   ServiceProcess svc({"--config", dir.sub("open.toml")});
   std::string url = "http://127.0.0.1:" + std::to_string(svc.port());
   std::ofstream(dir.sub("key")) << svc.alpha.secret << "\n";
-  Ran r = selftest(dir, {"--url", url, "--key-file", dir.sub("key"), "--probe-port", std::to_string(port)});
+  SelftestRun r = selftest(dir, {"--url", url, "--key-file", dir.sub("key"), "--probe-port", std::to_string(port)});
   ASSERT_TRUE(r.report.is_object()) << r.out;
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_FALSE(r.report["passed"].get<bool>());
@@ -160,9 +159,9 @@ TEST(Selftest, FailsNamingTheNetworkItemWhenTheConfigurationApprovesItsListener)
   ASSERT_NE(net, nullptr);
   EXPECT_EQ((*net)["verdict"], "broken") << r.out;
   std::string why = (*net)["why"];
-  EXPECT_NE(why.find("accepted a job naming 127.0.0.1:" + std::to_string(port)), std::string::npos) << why;
+  EXPECT_NE(why.find("accepted a job naming 127.0.0.1:" + std::to_string(port) + ", the selftest's own listener"), std::string::npos) << why;
   EXPECT_NE(why.find("reached the selftest's listener"), std::string::npos) << why;
-  EXPECT_NE(r.out.find("BROKEN blocked: a network destination that was not approved"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BROKEN  blocked: a network destination that was not approved"), std::string::npos) << r.out;
   // The rest still held; without another tenant's key that item was skipped.
   EXPECT_EQ((*item(r.report, "valid analyst job with checks"))["verdict"], "held");
   EXPECT_EQ((*item(r.report, "another tenant refused"))["verdict"], "skipped");

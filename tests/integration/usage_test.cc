@@ -115,6 +115,20 @@ TEST(UsageService, SumsEqualTheRecordsAndTheRateCardIsAppliedExactly) {
   EXPECT_EQ(::pclose(p), 0) << out;
   EXPECT_NE(out.find("total,3,0," + std::to_string(wall) + "," + std::to_string(cpu) + ","), std::string::npos) << out;
   EXPECT_NE(out.find(millionths(cpu) + " GBP\r\n"), std::string::npos) << out;
+
+  // `airlock estimate --days 1`: the last day's measured total, scaled to 30 days.
+  cmd = std::string(AIRLOCK_BINARY) + " estimate --days 1 --json --server http://127.0.0.1:" +
+        std::to_string(svc.port()) + " --key-file " + dir.sub("key");
+  p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  out.clear();
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  json est = json::parse(out, nullptr, false);
+  ASSERT_TRUE(est.is_object()) << out;
+  EXPECT_EQ(est["total"]["usage"]["cpu_ms"], cpu * 30);
+  EXPECT_EQ(est["total"]["cost"]["cpu"], millionths(cpu * 30));
+  EXPECT_EQ(est["measured_days"], 1);
 }
 
 TEST(UsageService, ARateCardThatIsNotExactIsRefusedAtStart) {

@@ -145,3 +145,41 @@ TEST(UsageService, ARateCardThatIsNotExactIsRefusedAtStart) {
   EXPECT_NE(status, 0) << out;
   EXPECT_NE(out.find("rates.vcpu_second: write it as a decimal string"), std::string::npos) << out;
 }
+
+TEST(UsageService, ASessionCountsItsWholeTimeIdleIncludedOpenOrClosed) {
+  TempDir dir;
+  std::ofstream(dir.sub("rates.toml")) << "[rates]\nsession_hour = \"3.6\"\nvcpu_second = \"0\"\n"
+                                          "memory_gb_second = \"0\"\nstorage_gb_month = \"0\"\negress_gb = \"0\"\n";
+  ServiceProcess svc({"--config", dir.sub("rates.toml")});
+  HttpClient http(svc.port());
+  auto r = http.request("POST", "/v1/sessions", "{}", svc.alpha.auth());
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::string sid = r.json()["id"];
+  auto call = http.request("POST", "/v1/sessions/" + sid + "/execs", json{{"code", "sum(range(10**6))"}, {"wait_s", 60}}.dump(),
+                           svc.alpha.auth());
+  ASSERT_EQ(call.status, 201) << call.body;
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // idle time, which counts
+  // While open: counted up to now.
+  json open = get(http, svc.alpha, "/v1/usage?items=1");
+  EXPECT_EQ(open["total"]["sessions"], 1);
+  EXPECT_GE(open["total"]["usage"]["session_ms"].get<uint64_t>(), 600u);
+  ASSERT_EQ(http.request("DELETE", "/v1/sessions/" + sid, "", svc.alpha.auth()).status, 200);
+  json closed;
+  for (int i = 0; i < 200; ++i) {
+    closed = get(http, svc.alpha, "/v1/sessions/" + sid);
+    if (closed.value("state", "") == "closed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(closed["state"], "closed") << closed.dump();
+  json u = get(http, svc.alpha, "/v1/usage?items=1");
+  ASSERT_EQ(u["total"]["sessions"], 1);
+  ASSERT_EQ(u["items"].size(), 1u);
+  EXPECT_EQ(u["items"][0]["kind"], "session");
+  EXPECT_EQ(u["items"][0]["id"], sid);
+  EXPECT_NE(u["items"][0]["outcome"], "open");
+  uint64_t ms = u["total"]["usage"]["session_ms"];
+  EXPECT_GE(ms, 600u);
+  EXPECT_EQ(u["total"]["usage"]["wall_ms"], ms);
+  // 3.6 an hour is exactly 0.000001 a millisecond.
+  EXPECT_EQ(u["total"]["cost"]["session"], millionths(ms));
+}

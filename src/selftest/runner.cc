@@ -356,7 +356,9 @@ class Run {
     Judgement all{true, "", ""};
     for (const auto& t : tries) {
       auto r = call(t.method, t.target, t.body, t_.other_key);
-      Judgement j = judge_refused(r.status, r.body, {404});
+      // 404 as for a job that does not exist; 403 when the key lacks the scope
+      // (checked first, so it says nothing about the job either).
+      Judgement j = judge_refused(r.status, r.body, {403, 404});
       all.answer += (all.answer.empty() ? "" : "; ") + t.what + ": " + j.answer;
       if (!j.held) {
         all.held = false;
@@ -366,7 +368,7 @@ class Run {
     // Its upload as an input of the other tenant's job.
     json b = {{"command", json::array({"true"})}, {"inputs", json::array({file_id_})}};
     auto r = call("POST", "/v1/jobs", b.dump(), t_.other_key);
-    Judgement j = judge_refused(r.status, r.body, {400, 404});
+    Judgement j = judge_refused(r.status, r.body, {400, 403, 404});
     all.answer += "; use its upload as an input: " + j.answer;
     if (!j.held) {
       all.held = false;

@@ -167,3 +167,22 @@ TEST(Selftest, FailsNamingTheNetworkItemWhenTheConfigurationApprovesItsListener)
   EXPECT_EQ((*item(r.report, "another tenant refused"))["verdict"], "skipped");
   EXPECT_NE(r.html.find("FAIL"), std::string::npos);
 }
+
+TEST(Selftest, FailsNamingTheTenantItemWhenTheOtherKeySeesTheTenantsJobs) {
+  // "Another tenant" given as a second key of the same tenant: the boundary
+  // between tenants is then not what is tested, and the selftest says so.
+  ServiceProcess svc;
+  TempDir dir;
+  std::ofstream(dir.sub("key")) << svc.alpha.secret << "\n";
+  std::ofstream(dir.sub("other.key")) << svc.alpha_reader.secret << "\n";
+  std::string url = "http://127.0.0.1:" + std::to_string(svc.port());
+  SelftestRun r = selftest(dir, {"--url", url, "--key-file", dir.sub("key"), "--other-key-file", dir.sub("other.key")});
+  ASSERT_TRUE(r.report.is_object()) << r.out;
+  EXPECT_EQ(r.status, 1) << r.out;
+  const json* tenant = item(r.report, "another tenant refused");
+  ASSERT_NE(tenant, nullptr);
+  EXPECT_EQ((*tenant)["verdict"], "broken");
+  std::string why = (*tenant)["why"];
+  EXPECT_NE(why.find("read its job: expected a refusal, got HTTP 200"), std::string::npos) << why;
+  EXPECT_EQ((*item(r.report, "blocked: a file outside the inputs"))["verdict"], "held");
+}

@@ -15,6 +15,9 @@ int session_command(const std::vector<std::string>& args);  // session_command.c
 int zygote_command(const std::vector<std::string>& args);  // zygote_command.cc (internal)
 int mcp_command(const std::vector<std::string>& args);     // mcp_command.cc
 int image_command(const std::vector<std::string>& args);   // image_command.cc
+int selftest_command(const std::vector<std::string>& args);  // selftest_command.cc
+int usage_command(const std::vector<std::string>& args);     // usage_command.cc
+int estimate_command(const std::vector<std::string>& args);  // estimate_command.cc
 
 namespace {
 
@@ -29,7 +32,10 @@ const char* const kUsage =
     "  session COMMAND [ARGS]              sessions of a running airlock serve: create, exec, files, close, ...\n"
     "                                      (see airlock session --help)\n"
     "  mcp [--url URL] [--key-file FILE]   an MCP server on stdio for agents, a client of airlock serve\n"
-    "  image build|list|inspect|rm|gc      images built from recipes, and their store (see airlock image --help)\n";
+    "  image build|list|inspect|rm|gc      images built from recipes, and their store (see airlock image --help)\n"
+    "  selftest [OPTIONS]                  demonstrate the boundary on the live configuration (see --help)\n"
+    "  usage [OPTIONS]                     usage and cost of a running airlock serve (see airlock usage --help)\n"
+    "  estimate [OPTIONS]                  a monthly cost from a workload or a tenant's last days (see --help)\n";
 
 }  // namespace
 
@@ -54,6 +60,9 @@ int main(int argc, char** argv) {
   if (command == "mcp") return mcp_command(args);
   if (command == "zygote") return zygote_command(args);
   if (command == "image") return image_command(args);
+  if (command == "selftest") return selftest_command(args);
+  if (command == "usage") return usage_command(args);
+  if (command == "estimate") return estimate_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

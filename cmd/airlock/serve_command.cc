@@ -25,6 +25,7 @@
 #include "api/session_routes.h"
 #include "sessions/session_service.h"
 #include "store/store.h"
+#include "api/usage_routes.h"
 #include "sys/descriptors.h"
 
 using namespace airlock;
@@ -161,6 +162,7 @@ int serve_command(const std::vector<std::string>& args) {
   }
   service::install_pool_routes(server, jobs, pool_status);
   service::install_ui_routes(server);
+  service::install_usage_routes(server, jobs, **store);
   mcp_route.install(server, jobs);
   auto port = server.start();
   if (!port) {

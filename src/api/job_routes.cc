@@ -101,9 +101,6 @@ void install_routes(api::HttpServer& server, JobService& service) {
     const auto& p = ex->request().params;
     answer(service, ex, service.publish(c, p.at("id"), p.at("name")));
   });
-  add(server, service, "GET", "/v1/usage", [&service](const ExchangePtr& ex, const Caller& c) {
-    answer(service, ex, service.usage(c, query_param(ex, "from", "0000"), query_param(ex, "to", "9999")));
-  });
   add(server, service, "POST", "/v1/admin/retention", [&service](const ExchangePtr& ex, const Caller& c) {
     if (!c.can("admin")) return answer(service, ex, HttpResponse::error(403, "forbidden", "this key lacks the 'admin' scope"));
     answer(service, ex, service.run_retention());

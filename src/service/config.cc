@@ -91,6 +91,23 @@ Result<std::vector<std::string>> image_names(const toml::value& v, const std::st
   return out;
 }
 
+// [rates]: decimal strings (or whole numbers), never TOML floats, so that a
+// rate is exactly what the operator wrote (docs/usage.md).
+Status parse_rates(const toml::value& value, ServiceConfig& c) {
+  if (!value.is_table()) return fail("configuration: rates must be a table");
+  std::map<std::string, std::string> fields;
+  for (const auto& [key, v] : value.as_table()) {
+    if (v.is_string()) fields[key] = v.as_string();
+    else if (v.is_integer() && v.as_integer() >= 0) fields[key] = std::to_string(v.as_integer());
+    else
+      return fail("configuration: rates." + key + ": write it as a decimal string, e.g. \"0.0000125\" (a TOML float is not exact)");
+  }
+  auto card = usage::parse_rate_card(fields, c.rates);
+  if (!card) return fail("configuration: " + card.error().what);
+  c.rates = std::move(*card);
+  return {};
+}
+
 // [tenants.analytics]
 // weight = 3
 // max_queued = 20
@@ -177,7 +194,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
       "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
-      "pool_images", "pdf_check_image"};
+      "pool_images", "pdf_check_image", "rates"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -213,6 +230,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.pool_images = std::move(*names);
       } else if (key == "tenants") {
         if (auto st = parse_tenants(value, c); !st) return std::unexpected(st.error());
+      } else if (key == "rates") {
+        if (auto st = parse_rates(value, c); !st) return std::unexpected(st.error());
       } else {
         auto n = toml::get<int64_t>(value);
         if (n < 0) return fail("configuration: " + key + " must not be negative");

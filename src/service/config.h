@@ -10,6 +10,7 @@
 
 #include "base/result.h"
 #include "egress/policy.h"
+#include "usage/rate_card.h"
 #include "validate/checks.h"
 
 namespace airlock::service {
@@ -91,6 +92,8 @@ struct ServiceConfig {
   std::string egress_hosts;  // static name overrides ("" none)
   std::string egress_ca;     // CA certificates for tls destinations ("" the system's)
   std::map<std::string, std::vector<egress::Rule>> egress_caps;
+  // [rates]: what usage costs (docs/usage.md, GET /v1/usage).
+  usage::RateCard rates;
 };
 
 // The effective per-tenant values for the tenant called `name`.

@@ -23,6 +23,7 @@
 #include "base/result.h"
 #include "store/cas.h"
 #include "store/sqlite.h"
+#include "store/store_usage.h"
 #include "store/types.h"
 
 namespace airlock::store {
@@ -108,6 +109,11 @@ class Store {
   // cpu_ms, wall_ms and peak_memory_bytes come from the record's "usage".
   Result<Usage> usage(const std::string& tenant_id, const std::string& from,
                       const std::string& to);
+  // The rows of the usage report (store_usage.cc, docs/usage.md) for one
+  // tenant ("" = every tenant): jobs finished and sessions closed in
+  // [from, to), open sessions, and objects kept that were stored before `to`.
+  Result<std::vector<UsageRow>> usage_rows(const std::string& tenant_id, const std::string& from,
+                                           const std::string& to);
 
   // Sessions. A new session is open; close_session() appends its record to
   // the tenant's chain and marks it closed, in one transaction (fails if it

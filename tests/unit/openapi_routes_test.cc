@@ -1,7 +1,8 @@
 // The OpenAPI document served at /openapi.json (docs/openapi.json) documents
 // every route the service registers: a new route without a path + method
 // entry fails here. kRoutes lists the routes of src/api/job_routes.cc,
-// src/api/session_routes.cc and src/api/pool_routes.cc; a second test reads those files and
+// src/api/session_routes.cc, src/api/pool_routes.cc and src/api/usage_routes.cc; a second test
+// reads those files and
 // checks the list is complete, so a route added there and not here fails too.
 #include "api/routes.h"
 
@@ -36,8 +37,9 @@ const std::set<Route> kRoutes = {
     {"GET", "/v1/jobs/{id}/events"},
     {"GET", "/v1/jobs/{id}/outputs/{name}"},
     {"POST", "/v1/jobs/{id}/outputs/{name}/publish"},
-    {"GET", "/v1/usage"},
     {"POST", "/v1/admin/retention"},
+    // src/api/usage_routes.cc
+    {"GET", "/v1/usage"},
     // src/api/session_routes.cc
     {"POST", "/v1/sessions"},
     {"GET", "/v1/sessions"},
@@ -127,7 +129,7 @@ TEST(OpenApiDocument, RouteListMatchesTheRouteSources) {
   std::set<Route> found;
   // server.route("GET", "/healthz", ...) and add(server, service, "POST", "/v1/jobs", ...)
   static const std::regex route(R"re("(GET|POST|PUT|DELETE|PATCH|HEAD)",\s*"(/[^"]*)")re");
-  for (const char* file : {"job_routes.cc", "session_routes.cc", "pool_routes.cc"}) {
+  for (const char* file : {"job_routes.cc", "session_routes.cc", "pool_routes.cc", "usage_routes.cc"}) {
     std::ifstream in(dir / file);
     ASSERT_TRUE(in) << "cannot read " << (dir / file);
     std::stringstream text;

@@ -15,9 +15,6 @@
 
 namespace airlock::testing::hostile {
 
-namespace fs = std::filesystem;
-using nlohmann::json;
-
 fs::path cases_dir() { return fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/cases"; }
 fs::path data_dir() { return fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/data"; }
 

@@ -31,7 +31,6 @@ const std::set<std::string> kPolicyFlags = {"--timeout", "--cpu-time", "--memory
 
 // Why the case cannot run through the API as written, or "".
 std::string not_through_the_api(const Case& c) {
-  if (!c.all("setup").empty()) return "it needs host setup (" + c.all("setup").front() + ") of the airlock run runner";
   if (!c.all("after").empty()) return "it runs after another case in the same state directory";
   if (!c.all("expect-collected").empty()) return "it checks airlock run's --output-dir";
   for (const auto& a : c.all("args"))
@@ -94,6 +93,15 @@ TEST_P(ServiceHostile, ContainedThroughTheApi) {
   ASSERT_TRUE(c.one("expect-outcome").has_value()) << c.file << ": no '# expect-outcome:' header";
   if (auto why = not_through_the_api(c); !why.empty())
     GTEST_SKIP() << c.file << " runs only through airlock run (HostileTest): " << why;
+  HostSetup setup;  // listeners, a canary, a pipe core_pattern: the same as through airlock run
+  for (const auto& s : c.all("setup")) {
+    if (s == "tcp-listener") setup.tcp_listener();
+    else if (s == "abstract-socket") setup.abstract_socket();
+    else if (s == "canary") setup.start_canary();
+    else if (s == "pipe-core-pattern") setup.pipe_core_pattern();
+    else ADD_FAILURE() << c.file << ": unknown setup '" << s << "'";
+  }
+  if (HasFatalFailure()) return;
   HttpClient http(svc_->port());
   json inputs = json::array({upload(http, svc_->alpha, cases_dir() / c.file)});
   for (const auto& in : c.all("input")) inputs.push_back(upload(http, svc_->alpha, data_dir() / in));
@@ -103,7 +111,12 @@ TEST_P(ServiceHostile, ContainedThroughTheApi) {
   } else {
     command = {fs::path(c.file).extension() == ".sh" ? "sh" : "python3", "/inputs/" + c.file};
   }
-  json body = {{"command", command}, {"inputs", inputs}, {"policy", policy_of(c)}};
+  json policy = policy_of(c);
+  for (const auto& e : setup.env) {  // NAME=VALUE, as the airlock run runner passes --env
+    size_t eq = e.find('=');
+    policy["env"][e.substr(0, eq)] = e.substr(eq + 1);
+  }
+  json body = {{"command", command}, {"inputs", inputs}, {"policy", policy}};
   auto mounts_before = airlock_mounts();
   json job = airlock::testing::run_job(http, svc_->alpha, body, 150);
   ASSERT_EQ(job.value("state", ""), "finished") << job.dump(2);
@@ -122,6 +135,8 @@ TEST_P(ServiceHostile, ContainedThroughTheApi) {
   }
   EXPECT_EQ(record["cleanup"].value("ok", false), true) << record["cleanup"].dump() << "\n" << context;
   EXPECT_TRUE(record.contains("service_timing")) << context;
+  setup.expect_untouched(context);
+  setup.expect_no_dump(record, context);
   expect_nothing_left(record, mounts_before, context);
   EXPECT_EQ(::kill(svc_->pid(), 0), 0) << "the service died in " << c.file << "\n" << svc_->log();
 }

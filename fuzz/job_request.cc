@@ -1,7 +1,7 @@
 // POST /v1/jobs bodies as the service takes them (src/service/route_helpers.cc
 // json_body, then parse_job_request and parse_checks), and the property the
-// service relies on: the `airlock run` arguments built from an accepted
-// request parse back (parse_run_args) to the same command and policy.
+// service relies on: an accepted request becomes an engine request
+// (run_request_for) within the bounds `airlock run`'s own parser enforces.
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -35,22 +35,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!request) return 0;
   (void)airlock::validate::parse_checks(request->checks);
 
-  auto args = airlock::service::airlock_run_args(*request, {"/work/in/a.csv"}, "/work/out",
-                                                 "/work/record.json", "/var/lib/airlock");
-  AIRLOCK_CHECK(!args.empty() && args[0] == "run");
-  auto run = airlock::jobs::parse_run_args({args.begin() + 1, args.end()});
-  AIRLOCK_CHECK(run.has_value());
-  const auto& want = request->policy;
-  const auto& got = run->policy;
-  AIRLOCK_CHECK(run->command == request->command);
-  AIRLOCK_CHECK(got.timeout_ms == want.timeout_ms && got.cpu_time_ms == want.cpu_time_ms);
-  AIRLOCK_CHECK(got.memory_bytes == want.memory_bytes && got.pids == want.pids);
-  AIRLOCK_CHECK(std::fabs(got.cpus - want.cpus) < 1e-5);
-  AIRLOCK_CHECK(got.env == want.env);
-  AIRLOCK_CHECK(got.allow.size() == want.allow.size());
-  for (size_t i = 0; i < got.allow.size(); ++i) {
-    AIRLOCK_CHECK(airlock::egress::rule_json(got.allow[i]) ==
-                  airlock::egress::rule_json(want.allow[i]));
-  }
+  // The engine's request: it no longer passes through `airlock run`'s option
+  // parser, so what that parser refused must be refused by the service's.
+  auto run = airlock::service::run_request_for(*request, {});
+  AIRLOCK_CHECK(run.command == request->command && !run.command.empty() && !run.command[0].empty());
+  const auto& got = run.policy;
+  AIRLOCK_CHECK(got.timeout_ms > 0 && got.cpu_time_ms > 0);
+  AIRLOCK_CHECK(got.memory_bytes >= (8ull << 20) && got.pids >= 4 && got.pids <= 1'000'000);
+  AIRLOCK_CHECK(got.cpus >= 0.01 && got.cpus <= 1024);
+  AIRLOCK_CHECK(got.allow.size() <= 64);
+  for (const auto& [name, value] : got.env) AIRLOCK_CHECK(airlock::jobs::valid_env_name(name));
   return 0;
 }

@@ -90,9 +90,8 @@ int serve_command(const std::vector<std::string>& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  // The warm pool serves the `airlock run` processes of this service's jobs
-  // (they look for pool.sock in the state directory). It runs as a child
-  // process of its own: cloning sandboxes from this large, threaded process
+  // The warm pool serves this service's jobs (the engine looks for pool.sock
+  // in the state directory). It runs as a child process of its own: cloning sandboxes from this large, threaded process
   // cost ~10 ms more CPU per job than from a small one (docs/performance.md).
   std::optional<PoolChild> pool;
   if (config->warm_pool > 0 || config->preloaded_pool > 0) {

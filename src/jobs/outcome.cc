@@ -66,6 +66,14 @@ Decision decide_outcome(const RunFacts& f, uint64_t timeout_ms, uint64_t cpu_tim
   return {Outcome::kSucceeded, "the program exited with status 0"};
 }
 
+Decision finish_decision(const Decision& run, const AfterRun& after) {
+  if (run.outcome != Outcome::kSucceeded) return run;
+  if (after.failed_check) return {Outcome::kOutputRejected, "check failed: " + *after.failed_check};
+  if (after.over_quota) return {Outcome::kOutputRejected, *after.over_quota};
+  if (after.storage_failure) return {Outcome::kSandboxError, *after.storage_failure};
+  return run;
+}
+
 int cli_exit_status(Outcome outcome, const RunFacts& facts) {
   if (outcome == Outcome::kSucceeded) return 0;
   if (outcome == Outcome::kFailed) {

@@ -49,6 +49,24 @@ struct Decision {
 // succeeded.
 Decision decide_outcome(const RunFacts& facts, uint64_t timeout_ms, uint64_t cpu_time_ms);
 
+// What the phases after the run found, in the order they run: the output
+// checks (validate/checks.h), the tenant's storage quota, then storing the
+// accepted outputs. A phase that found nothing leaves its field empty.
+struct AfterRun {
+  std::optional<std::string> failed_check;     // "label: detail" of the first check that failed
+  std::optional<std::string> over_quota;       // why the outputs may not be kept (the tenant's quota)
+  std::optional<std::string> storage_failure;  // airlock could not store an output
+};
+
+// The job's final outcome from the run's decision and the phases after it.
+// Only a run that succeeded has outputs to check and store, so any other
+// decision stands whatever `after` says: cancel, the limits and the
+// program's own failure outrank the checks. Then, in phase order, the first
+// phase that found something decides: a failed check is output_rejected
+// ("check failed: ..."), a quota refusal output_rejected, a storage failure
+// sandbox_error (airlock's own failure, never blamed on the code).
+Decision finish_decision(const Decision& run, const AfterRun& after);
+
 // Status for `airlock run`: the program's own for succeeded/failed
 // (128+signal when it died by one), exit_status_for() otherwise.
 int cli_exit_status(Outcome outcome, const RunFacts& facts);

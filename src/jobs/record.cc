@@ -106,9 +106,14 @@ std::optional<std::string> stream_bytes(const nlohmann::json& stream) {
   return std::nullopt;
 }
 
-nlohmann::json to_json(const JobRecord& r) {
+static nlohmann::json timing_json(const Timing& t) {
   nlohmann::json timing = nlohmann::json::object();
-  for (const auto& [name, ms] : r.timing.phases) timing[name + "_ms"] = std::round(ms * 1000) / 1000;
+  for (const auto& [name, ms] : t.phases) timing[name + "_ms"] = std::round(ms * 1000) / 1000;
+  return timing;
+}
+
+nlohmann::json to_json(const JobRecord& r) {
+  nlohmann::json timing = timing_json(r.timing);
   auto inputs = nlohmann::json::array();
   for (const auto& e : r.inputs)
     inputs.push_back({{"name", e.name}, {"size", e.size}, {"sha256", e.sha256}, {"type", e.type}});
@@ -168,6 +173,20 @@ nlohmann::json to_json(const JobRecord& r) {
       {"network", network},
   };
   if (r.network_dropped > 0) out["network_dropped"] = r.network_dropped;
+  if (r.checks) {
+    auto checks = nlohmann::json::array();
+    for (const auto& c : *r.checks) checks.push_back(validate::to_json(c));
+    out["checks"] = checks;
+  }
+  if (r.service) {
+    const auto& s = *r.service;
+    out["tenant"] = s.tenant;
+    out["key_id"] = s.key_id;
+    out["states"] = {{"created_at", s.created_at},
+                     {"started_at", s.started_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.started_at)},
+                     {"finished_at", s.finished_at}};
+    if (!s.timing.phases.empty()) out["service_timing"] = timing_json(s.timing);
+  }
   return out;
 }
 

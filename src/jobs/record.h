@@ -14,6 +14,7 @@
 #include "egress/attempt_log.h"
 #include "jobs/outcome.h"
 #include "jobs/policy.h"
+#include "validate/checks.h"
 #include "workspace/manifest.h"
 
 namespace airlock::jobs {
@@ -85,6 +86,19 @@ struct JobRecord {
   std::string cgroup_backend;
   std::vector<egress::Attempt> network;  // every request to the egress gateway
   uint64_t network_dropped = 0;          // attempts beyond what the record keeps
+
+  // The output checks the request asked for, in order; absent when none ran
+  // (they run only on the outputs of a job that succeeded).
+  std::optional<std::vector<validate::CheckResult>> checks;
+
+  // Set when the job ran in the service (`airlock serve`): who asked, the
+  // job's states, and the service's share of the time beside `timing`.
+  struct ServiceSide {
+    std::string tenant, key_id;
+    std::string created_at, started_at, finished_at;  // started_at "": it never started
+    Timing timing;  // queue, prepare, run, finish
+  };
+  std::optional<ServiceSide> service;
 
   bool stored = false;  // written to the state directory (not part of the JSON)
 

@@ -137,6 +137,7 @@ Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out)
     // Destinations by name only: a secret is named, its value is the operator's.
     auto policy = egress::parse_policy(p["allow"]);
     if (!policy) return bad("policy.allow", policy.error().what);
+    if (policy->rules.size() > 64) return bad("policy.allow", "at most 64 destinations");
     if (auto st = check_egress_caps(policy->rules, caps.network); !st) return st;
     out.allow = std::move(policy->rules);
   }
@@ -254,47 +255,25 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   return r;
 }
 
-std::vector<std::string> airlock_run_args(const JobRequest& r, const std::vector<std::string>& input_paths,
-                                          const std::string& output_dir, const std::string& record_path,
-                                          const std::string& state_dir,
-                                          const std::vector<std::string>& operator_args) {
-  const jobs::JobPolicy& p = r.policy;
-  auto ms = [](uint64_t v) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.3f", static_cast<double>(v) / 1000);
-    return std::string(buf);
-  };
-  std::vector<std::string> args = {"run", "--quiet", "--state-dir", state_dir, "--record", record_path,
-                                   "--output-dir", output_dir, "--image", r.image.empty() ? "host" : r.image,
-                                   "--profile", r.profile,
-                                   "--timeout", ms(p.timeout_ms), "--cpu-time", ms(p.cpu_time_ms),
-                                   "--memory", std::to_string(p.memory_bytes), "--pids", std::to_string(p.pids),
-                                   "--cpus", std::to_string(p.cpus),
-                                   "--workspace-size", std::to_string(p.workspace_bytes),
-                                   "--stdout-cap", std::to_string(p.stdout_cap_bytes),
-                                   "--output-max-files", std::to_string(p.outputs.max_count),
-                                   "--output-max-size", std::to_string(p.outputs.max_file_bytes),
-                                   "--output-max-total", std::to_string(p.outputs.max_total_bytes)};
-  std::string types;
-  for (auto t : p.outputs.allowed) types += (types.empty() ? "" : ",") + std::string(workspace::type_name(t));
-  args.push_back("--output-types");
-  args.push_back(types);
-  for (const auto& path : input_paths) {
-    args.push_back("--input");
-    args.push_back(path);
+jobs::RunRequest run_request_for(const JobRequest& r, const RunPlacement& at) {
+  jobs::RunRequest run;
+  run.command = r.command;
+  run.inputs = at.input_paths;
+  run.output_dir = at.output_dir;
+  run.quiet = true;
+  run.image = r.image.empty() ? "host" : r.image;
+  run.image_dir = at.image_dir;
+  run.profile = r.profile;
+  run.state_dir = at.state_dir;
+  run.snapshot_manifest = at.snapshot_manifest;
+  run.content_dir = at.content_dir;
+  if (!r.policy.allow.empty()) {  // the operator's files matter only to a job with network rules
+    run.egress_hosts_file = at.egress_hosts_file;
+    run.secrets_file = at.secrets_file;
+    run.egress_ca_file = at.egress_ca_file;
   }
-  for (const auto& [name, value] : p.env) {
-    args.push_back("--env");
-    args.push_back(name + "=" + value);
-  }
-  for (const auto& rule : p.allow) {
-    args.push_back("--allow-rule");
-    args.push_back(egress::rule_json(rule).dump());
-  }
-  args.insert(args.end(), operator_args.begin(), operator_args.end());
-  args.push_back("--");
-  args.insert(args.end(), r.command.begin(), r.command.end());
-  return args;
+  run.policy = r.policy;
+  return run;
 }
 
 }  // namespace airlock::service

@@ -1,5 +1,5 @@
-// The body of POST /v1/jobs, checked field by field, and its translation into
-// `airlock run` arguments. Pure: no files, no clock; every refusal is one
+// The body of POST /v1/jobs, checked field by field, and the engine's
+// request it becomes. Pure: no files, no clock; every refusal is one
 // clear message naming the field.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "base/result.h"
 #include "egress/policy.h"
 #include "jobs/policy.h"
+#include "jobs/run_request.h"
 
 namespace airlock::service {
 
@@ -63,12 +64,20 @@ bool is_snapshot_digest(const std::string& text);
 // The "inputs" array: uploaded file ids, at most 32, none twice.
 Result<std::vector<std::string>> parse_input_ids(const nlohmann::json& inputs);
 
-// Arguments after "airlock run" (not including the program path).
-std::vector<std::string> airlock_run_args(const JobRequest& request,
-                                          const std::vector<std::string>& input_paths,
-                                          const std::string& output_dir,
-                                          const std::string& record_path,
-                                          const std::string& state_dir,
-                                          const std::vector<std::string>& operator_args = {});
+// Where the service puts one job's files and which operator files it uses:
+// what a job request leaves open for the engine's RunRequest.
+struct RunPlacement {
+  std::vector<std::string> input_paths;  // host paths of the admitted files (code included)
+  std::string output_dir;                // accepted outputs are copied here
+  std::string state_dir;
+  std::string image_dir;
+  std::string snapshot_manifest, content_dir;  // both or neither
+  // The operator's egress files, used only by a job with network rules.
+  std::string egress_hosts_file, secrets_file, egress_ca_file;
+};
+
+// The engine's request for a job (jobs::run_job), built from the typed
+// request: the policy travels as it was parsed, never as text.
+jobs::RunRequest run_request_for(const JobRequest& request, const RunPlacement& placement);
 
 }  // namespace airlock::service

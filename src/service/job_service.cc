@@ -18,13 +18,12 @@
 #include "sandbox/cgroup.h"
 #include "service/descriptor_budget.h"
 #include "service/image_choice.h"
-#include "service/job_process.h"
+#include "service/job_runner.h"
 #include "service/upload_check.h"
 #include "sys/descriptors.h"
 #include "sys/file_io.h"
 #include "sys/remove_tree.h"
 #include "validate/checks.h"
-#include "service/pdf_reader.h"
 #include "workspace/file_type.h"
 #include "workspace/manifest.h"
 #include "workspace/names.h"
@@ -68,18 +67,19 @@ double seconds_between(const std::string& a, const std::string& b) {
   return std::max(0.0, parse(b) - parse(a));
 }
 
-// A record for a job that never ran in a sandbox: the same keys as one that did.
-json synthetic_record(const store::JobRow& row, const std::string& outcome, const std::string& reason) {
-  jobs::JobRecord r;
-  r.id = row.id;
-  r.outcome = outcome == "cancelled" ? jobs::Outcome::kCancelled : jobs::Outcome::kSandboxError;
-  r.reason = reason;
-  r.started_at = row.started_at.empty() ? row.created_at : row.started_at;
-  r.finished_at = jobs::now_rfc3339();
-  json j = jobs::to_json(r);
-  auto req = parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth);
-  if (!req.is_discarded() && req.contains("command")) j["command"] = req["command"];
-  return j;
+// The command a stored request names ("code" jobs keep theirs in the parsed request).
+std::vector<std::string> stored_command(const std::string& request_json) {
+  std::vector<std::string> command;
+  auto req = parse_json_or_discarded(request_json, kMaxStoredJsonDepth);
+  if (req.is_discarded() || !req.contains("command") || !req["command"].is_array()) return command;
+  for (const auto& word : req["command"])
+    if (word.is_string()) command.push_back(word.get<std::string>());
+  return command;
+}
+
+// The record as the store keeps it (program output that is not UTF-8 is base64 already).
+std::string stored_text(const jobs::JobRecord& rec) {
+  return jobs::to_json(rec).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string file_dir(const ServiceConfig& c, const std::string& id) { return c.data_dir + "/files/" + id; }
@@ -105,10 +105,28 @@ Status JobService::start() {
   for (const auto& d : {config_.data_dir, config_.data_dir + "/files", config_.work_dir,
                         config_.data_dir + "/spool"})
     if (auto st = sys::make_dirs(d, 0700); !st) return st;
-  // What a killed service left: its airlock processes died with it
-  // (parent-death signal) and took their sandboxes; the sweep removes their
-  // cgroups and job directories; the jobs end as sandbox_error.
-  if (auto cgroups = sandbox::detect_cgroup_backend(); cgroups) (void)jobs::sweep(config_.state_dir, **cgroups);
+  // What a killed service left: its sandboxes died with it (parent-death
+  // signal); the sweep removes their cgroups and job directories; the jobs
+  // end as sandbox_error.
+  if (auto cgroups = sandbox::detect_cgroup_backend(); cgroups) {
+    cgroups_ = std::move(*cgroups);
+    (void)jobs::sweep(config_.state_dir, *cgroups_);
+  } else {
+    cgroups_error_ = "no usable cgroup hierarchy: " + cgroups.error().message();  // every job ends with it
+  }
+  runner_.state_dir = config_.state_dir;
+  runner_.cgroups = cgroups_.get();
+  runner_.image_dir = service_image_dir(config_);
+  runner_.egress_hosts_file = config_.egress_hosts;
+  runner_.secrets_file = config_.secrets_file;
+  runner_.egress_ca_file = config_.egress_ca;
+  runner_.content_dir = store_.contents().root();
+  runner_.check_limits = config_.check_limits;
+  runner_.pdf = {.airlock_binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary,
+                 .state_dir = config_.state_dir,
+                 .scratch_dir = "",
+                 .image = config_.pdf_check_image,
+                 .image_args = {"--image-dir", service_image_dir(config_)}};
   auto left = store_.unfinished_jobs();
   if (!left) return std::unexpected(left.error());
   for (const auto& row : *left) {
@@ -124,7 +142,7 @@ Status JobService::start() {
         continue;
       }
     }
-    finish_without_running(row, "sandbox_error", "service restarted");
+    finish_without_running(row, jobs::Outcome::kSandboxError, "service restarted");
     (void)sys::remove_tree(work_dir(config_, row.id));
   }
   for (size_t i = 0; i < config_.max_running; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -137,7 +155,7 @@ void JobService::stop() {
     std::lock_guard lock(mu_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
-    for (auto& [id, p] : processes_) (void)p->cancel();
+    for (auto& [id, c] : running_) (void)c->fire();
   }
   work_.notify_all();
   housekeeping_wake_.notify_all();
@@ -147,7 +165,8 @@ void JobService::stop() {
   retry_unstored();
   std::lock_guard lock(mu_);
   for (const auto& e : unstored_)  // the next start ends these jobs as sandbox_error
-    log({{"event", "record_lost"}, {"job_id", e.job_id}, {"tenant", e.tenant_id}, {"outcome", e.outcome}});
+    log({{"event", "record_lost"}, {"job_id", e.job_id}, {"tenant", e.tenant_id},
+         {"outcome", jobs::outcome_name(e.outcome)}});
   unstored_.clear();
   ::rmdir(config_.work_dir.c_str());  // only if empty: a job's scratch is removed with the job
 }
@@ -329,15 +348,13 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
     std::lock_guard lock(mu_);
     if (queue_.remove(id)) {
       was_queued = true;
-    } else if (auto it = processes_.find(id); it != processes_.end()) {
-      (void)it->second->cancel();
-      return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
-    } else if (auto st = starting_.find(id); st != starting_.end()) {
-      st->second = true;  // a worker is preparing it: cancelled as soon as it starts
+    } else if (auto it = running_.find(id); it != running_.end()) {
+      // Taken by a worker: cancelled at once if it runs, as soon as it starts if not yet.
+      (void)it->second->fire();
       return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
     }
   }
-  if (was_queued) finish_without_running(**row, "cancelled", "cancelled before it started");
+  if (was_queued) finish_without_running(**row, jobs::Outcome::kCancelled, "cancelled before it started");
   auto now = store_.job(c.tenant.id, id);
   if (!now || !*now) return internal("job vanished");
   return view(**now);
@@ -363,7 +380,7 @@ ApiResult<json> JobService::publish(const Caller& c, const std::string& id, cons
   if (!*row) return not_found("job " + id);
   if ((*row)->state != store::JobState::kFinished)
     return api_error(409, "not_finished", "the job has not finished");
-  if ((*row)->outcome != "succeeded")
+  if ((*row)->outcome != jobs::outcome_name(jobs::Outcome::kSucceeded))
     return api_error(409, "not_publishable", "only outputs of a job that succeeded can be published (outcome: " +
                                                  (*row)->outcome + ")");
   auto file = output(c, id, name);
@@ -466,6 +483,8 @@ bool JobService::descriptors_for_a_job() {
 void JobService::worker_loop() {
   for (;;) {
     QueuedJob job;
+    std::optional<JobCancel> cancel;
+    std::string cancel_error;
     {
       std::unique_lock lock(mu_);
       std::optional<QueuedJob> next;
@@ -480,34 +499,40 @@ void JobService::worker_loop() {
       }
       if (stopping_ && !next) return;
       job = *next;
-      starting_[job.job_id] = false;
+      // Cancellable from the moment it leaves the queue (under mu_, as cancel() looks).
+      auto made = JobCancel::create();
+      if (made) {
+        cancel.emplace(std::move(*made));
+        running_[job.job_id] = &*cancel;
+      } else {
+        cancel_error = made.error().message();
+      }
     }
-    run_one(job);
+    run_one(job, cancel ? &*cancel : nullptr, cancel_error);
     {
       std::lock_guard lock(mu_);
-      starting_.erase(job.job_id);  // if it ended before it started
+      running_.erase(job.job_id);
       queue_.finished(job.tenant_id);
     }
     work_.notify_all();
   }
 }
 
-void JobService::finish_without_running(const store::JobRow& row, const std::string& outcome,
-                                        const std::string& reason) {
-  json rec = synthetic_record(row, outcome, reason);
-  rec["tenant"] = row.tenant_id;
-  rec["key_id"] = row.key_id;
-  rec["states"] = {{"created_at", row.created_at},
-                   {"started_at", row.started_at.empty() ? json(nullptr) : json(row.started_at)},
-                   {"finished_at", rec["finished_at"]}};
-  metrics_.job_finished(outcome, 0);
-  log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome},
+void JobService::finish_without_running(const store::JobRow& row, jobs::Outcome outcome, const std::string& reason) {
+  jobs::JobRecord rec = record_without_run(row.id, stored_command(row.request_json), outcome, reason,
+                                           row.started_at.empty() ? row.created_at : row.started_at);
+  rec.service = jobs::JobRecord::ServiceSide{row.tenant_id, row.key_id, row.created_at, row.started_at,
+                                             rec.finished_at, {}};
+  const std::string name(jobs::outcome_name(outcome));
+  metrics_.job_finished(name, 0);
+  log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", name},
        {"reason", reason}});
-  store_ending({row.id, row.tenant_id, outcome, rec["finished_at"], rec.dump(), {}});
+  store_ending({row.id, row.tenant_id, outcome, rec.finished_at, stored_text(rec), {}});
 }
 
 void JobService::store_ending(Ending e) {
-  auto stored = store_.finish_job(e.job_id, e.outcome, e.finished_at, e.record, e.artifacts);
+  auto stored = store_.finish_job(e.job_id, std::string(jobs::outcome_name(e.outcome)), e.finished_at, e.record,
+                                  e.artifacts);
   if (stored) return job_ended(e.job_id);
   // A failure of the disk (full, quota, I/O) passes; a refusal (already finished) does not.
   bool keep = stored.error().err != 0;
@@ -525,7 +550,8 @@ void JobService::retry_unstored() {
     pending.swap(unstored_);
   }
   for (auto& e : pending) {
-    auto stored = store_.finish_job(e.job_id, e.outcome, e.finished_at, e.record, e.artifacts);
+    auto stored = store_.finish_job(e.job_id, std::string(jobs::outcome_name(e.outcome)), e.finished_at, e.record,
+                                    e.artifacts);
     if (stored) {
       log({{"event", "record_stored"}, {"job_id", e.job_id}, {"tenant", e.tenant_id}});
       job_ended(e.job_id);
@@ -553,15 +579,15 @@ void JobService::job_ended(const std::string& job_id) {
   for (auto& f : ready) f();
 }
 
-void JobService::run_one(const QueuedJob& q) {
+void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::string& cancel_error) {
   auto t_taken = Clock::now();
   auto row_r = store_.job(q.tenant_id, q.job_id);
   if (!row_r || !*row_r) return;
   store::JobRow row = **row_r;
   auto tenant = store_.tenant(q.tenant_id);
-  PolicyCaps caps = tenant && *tenant ? caps_for(**tenant) : PolicyCaps{};
-  auto request = parse_job_request(parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth), caps);
-  std::string dir = work_dir(config_, row.id);
+  const bool known_tenant = tenant && *tenant;
+  auto request = parse_job_request(parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth),
+                                   known_tenant ? caps_for(**tenant) : PolicyCaps{});
   std::shared_ptr<LogBuffer> live;
   {
     std::lock_guard lock(mu_);
@@ -569,205 +595,68 @@ void JobService::run_one(const QueuedJob& q) {
     if (!slot) slot = std::make_shared<LogBuffer>(config_.log_buffer_bytes);
     live = slot;
   }
-  auto fail_job = [&](const std::string& why) { finish_without_running(row, "sandbox_error", why); };
+  auto fail_job = [&](const std::string& why) { finish_without_running(row, jobs::Outcome::kSandboxError, why); };
+  if (!cancel) return fail_job(cancel_error);
+  if (!cgroups_) return fail_job(cgroups_error_);
   if (!request) return fail_job("the stored request no longer parses: " + request.error().message());
-  if (auto st = sys::make_dirs(dir + "/out", 0700); !st) return fail_job(st.error().message());
+  if (cancel->fired()) return finish_without_running(row, jobs::Outcome::kCancelled, "cancelled before it started");
 
-  std::vector<std::string> input_paths;
-  std::map<std::string, std::string> input_by_name;
+  std::vector<std::pair<std::string, std::string>> inputs;
   for (const auto& id : request->input_ids) {
     auto f = store_.file(row.tenant_id, id);
     if (!f || !*f) return fail_job("input file " + id + " is gone");
-    input_paths.push_back((*f)->path);
-    input_by_name[(*f)->name] = (*f)->path;
+    inputs.emplace_back((*f)->name, (*f)->path);
   }
-  if (request->code) {
-    std::string path = dir + "/" + request->code_name;
-    if (auto st = sys::write_file_atomic(path, *request->code, 0444); !st) return fail_job(st.error().message());
-    input_paths.push_back(path);
-    input_by_name[request->code_name] = path;
-  }
-  std::string record_file = dir + "/record.json";
-  std::vector<std::string> operator_args = {"--image-dir", service_image_dir(config_)};
-  if (!request->policy.allow.empty()) {
-    for (const auto& [flag, path] : {std::pair{"--secrets-file", config_.secrets_file},
-                                     std::pair{"--egress-hosts", config_.egress_hosts},
-                                     std::pair{"--egress-ca", config_.egress_ca}})
-      if (!path.empty()) operator_args.insert(operator_args.end(), {flag, path});
-  }
+  std::optional<std::string> snapshot_manifest;
   if (!request->snapshot.empty()) {
-    // /workspace starts as the snapshot: airlock run restores it from the content directory.
+    // /workspace starts as the snapshot: the engine restores it from the content directory.
     auto snap = store_.snapshot(row.tenant_id, request->snapshot);
     if (!snap) return fail_job(snap.error().message());
     if (!*snap) {
-      return finish_without_running(row, "input_rejected",
+      return finish_without_running(row, jobs::Outcome::kInputRejected,
                                     "snapshot " + request->snapshot + " was removed before the job ran");
     }
-    std::string manifest = dir + "/snapshot.json";
-    if (auto st = sys::write_file_atomic(manifest, (*snap)->manifest_json, 0400); !st)
-      return fail_job(st.error().message());
-    operator_args.insert(operator_args.end(),
-                         {"--snapshot-manifest", manifest, "--content-dir", store_.contents().root()});
+    snapshot_manifest = (*snap)->manifest_json;
   }
-  auto args = airlock_run_args(*request, input_paths, dir + "/out", record_file, config_.state_dir, operator_args);
-  std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
+  std::string dir = work_dir(config_, row.id);
+  if (auto st = sys::make_dirs(dir + "/out", 0700); !st) return fail_job(st.error().message());
 
   row.started_at = jobs::now_rfc3339();
-  auto t_spawn = Clock::now();
-  auto process = JobProcess::spawn(binary, args);
-  if (!process) {
-    (void)sys::remove_tree(dir);
-    return fail_job("start airlock run: " + process.error().message());
-  }
-  (void)store_.mark_running(row.id, process->pid(), row.started_at);
-  log({{"event", "job_started"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"pid", process->pid()}});
+  if (auto st = store_.mark_running(row.id, ::getpid(), row.started_at); !st)  // the job runs; its row says queued
+    log({{"event", "mark_running_failed"}, {"job_id", row.id}, {"error", st.error().message()}});
+  log({{"event", "job_started"}, {"job_id", row.id}, {"tenant", row.tenant_id}});
   metrics_.job_started(seconds_between(row.created_at, row.started_at));
-  {
-    std::lock_guard lock(mu_);
-    processes_[row.id] = &*process;
-    auto st = starting_.find(row.id);
-    bool cancel_asked = st != starting_.end() && st->second;
-    if (st != starting_.end()) starting_.erase(st);
-    if (stopping_ || cancel_asked) (void)process->cancel();
-  }
-  auto t_spawned = Clock::now();
-  auto status = process->pump_and_wait(*live);
-  auto t_ended = Clock::now();
-  bool cancelled = false;
-  {
-    std::lock_guard lock(mu_);  // cancel() runs under it too
-    processes_.erase(row.id);
-    cancelled = process->cancel_requested();
-  }
-  std::string finished_at = jobs::now_rfc3339();
 
-  json rec;
-  auto text = sys::read_file(record_file, 64 << 20);
-  if (text) rec = parse_json_or_discarded(*text, kMaxStoredJsonDepth);
-  bool no_record = !text || rec.is_discarded() || !rec.is_object();
-  if (no_record && cancelled) {
-    // Cancelled so early that airlock run died of the SIGTERM before it could record anything.
-    rec = synthetic_record(row, "cancelled", "cancelled on request");
-  } else if (no_record) {
-    std::string tail;
-    for (const auto& c : live->after(0))
-      if (c.is_stderr) tail += c.text;
-    if (tail.size() > 500) tail = tail.substr(tail.size() - 500);
-    rec = synthetic_record(row, "sandbox_error",
-                           "airlock run ended with status " + std::to_string(status ? *status : -1) +
-                               " and wrote no record" + (tail.empty() ? "" : ": " + tail));
-  }
-  std::string outcome = rec.value("outcome", "sandbox_error");
+  const std::string tenant_name = known_tenant ? (*tenant)->name : "";
+  RunnerJob job{*request,   dir,    std::move(inputs), std::move(snapshot_manifest), *live, cancel->fd(),
+                store_,     row.id, row.tenant_id,     tenant_storage_bytes(config_, tenant_name)};
+  auto t_runner = Clock::now();
+  RunnerResult ran = run_service_job(runner_, job);
+  auto t_returned = Clock::now();
+  (void)sys::remove_tree(dir);
 
-  // Checks run only on the outputs of a job that succeeded (only those were copied out).
-  if (outcome == "succeeded" && !request->checks.empty()) {
-    auto checks = validate::parse_checks(request->checks);
-    // Checks stream over the files (validate/checks.h): nothing is read whole here.
-    auto read_from = [](const std::map<std::string, std::string>& paths) {
-      return [paths](const std::string& name) -> std::optional<validate::ByteSource> {
-        auto it = paths.find(name);
-        if (it == paths.end()) return std::nullopt;
-        auto fd = std::make_shared<UniqueFd>(::open(it->second.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-        if (!*fd) return std::nullopt;
-        return [fd](char* buf, size_t n) -> Result<size_t> {
-          ssize_t got;
-          do got = ::read(fd->get(), buf, n);
-          while (got < 0 && errno == EINTR);
-          if (got < 0) return fail_errno("read");
-          return static_cast<size_t>(got);
-        };
-      };
-    };
-    std::map<std::string, std::string> output_by_name;
-    for (const auto& o : rec["outputs"])
-      if (o.value("verdict", "") == "accepted") output_by_name[o["name"]] = dir + "/out/" + o["name"].get<std::string>();
-    json results = json::array();
-    std::string first_failure;
-    PdfReaderSetup pdf{.airlock_binary = binary, .state_dir = config_.state_dir, .scratch_dir = dir,
-                       .image = config_.pdf_check_image,
-                       .image_args = {"--image-dir", service_image_dir(config_)}};
-    if (checks) {
-      for (const auto& r : validate::run_checks(*checks, read_from(output_by_name), read_from(input_by_name),
-                                                config_.check_limits, sandboxed_pdf_reader(pdf, output_by_name))) {
-        results.push_back(validate::to_json(r));
-        if (!r.passed && first_failure.empty()) first_failure = r.label + ": " + r.detail;
-      }
-    }
-    rec["checks"] = results;
-    if (!first_failure.empty()) {
-      outcome = "output_rejected";
-      rec["outcome"] = outcome;
-      rec["reason"] = "check failed: " + first_failure;
-    }
-  }
-
-  if (outcome == "succeeded") {
-    const std::string tenant_name = tenant && *tenant ? (*tenant)->name : "";
-    if (auto refused = over_storage_quota(row.tenant_id, tenant_name, rec)) {
-      outcome = "output_rejected";
-      rec["outcome"] = outcome;
-      rec["reason"] = *refused;
-    }
-  }
-  std::vector<store::ArtifactRow> artifacts;
-  auto release = [&] {
-    std::vector<std::string> put;
-    for (const auto& a : artifacts) put.push_back(a.sha256);
-    store_.release_artifacts(put);
-    artifacts.clear();
-  };
-  if (outcome == "succeeded") {
-    for (const auto& o : rec["outputs"]) {
-      if (o.value("verdict", "") != "accepted") continue;
-      std::string name = o["name"];
-      auto stored = store_.put_artifact(dir + "/out/" + name, o["sha256"]);
-      if (!stored) {
-        outcome = "sandbox_error";
-        rec["outcome"] = outcome;
-        rec["reason"] = "store output " + name + ": " + stored.error().message();
-        release();
-        break;
-      }
-      artifacts.push_back({row.id, name, o["sha256"], o.value("type", ""), o.value("size", uint64_t{0})});
-    }
-  }
-  rec["tenant"] = row.tenant_id;
-  rec["key_id"] = row.key_id;
-  rec["states"] = {{"created_at", row.created_at}, {"started_at", row.started_at}, {"finished_at", finished_at}};
+  jobs::JobRecord& rec = ran.record;
+  const std::string finished_at = jobs::now_rfc3339();
+  rec.service = jobs::JobRecord::ServiceSide{row.tenant_id, row.key_id, row.created_at, row.started_at, finished_at, {}};
+  // The service's own share of the job's time, beside the engine's "timing".
   auto ms = [](Clock::time_point a, Clock::time_point b) {
-    return std::round(std::chrono::duration<double, std::milli>(b - a).count() * 1000) / 1000;
+    return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  // The service's own share of the job's time, beside airlock's "timing".
-  rec["service_timing"] = {{"queue_ms", ms(q.admitted, t_taken)},
-                           {"prepare_ms", ms(t_taken, t_spawn)},
-                           {"spawn_ms", ms(t_spawn, t_spawned)},
-                           {"airlock_ms", ms(t_spawned, t_ended)},
-                           {"finish_ms", ms(t_ended, Clock::now())}};
+  auto runner_ms = [&](const char* phase) {
+    for (const auto& [name, v] : ran.timing.phases)
+      if (name == phase) return v;
+    return 0.0;
+  };
+  jobs::Timing& t = rec.service->timing;
+  t.add("queue", ms(q.admitted, t_taken));
+  t.add("prepare", ms(t_taken, t_runner) + runner_ms("prepare"));
+  t.add("run", runner_ms("run"));
+  t.add("finish", runner_ms("finish") + ms(t_returned, Clock::now()));
+
+  const std::string outcome(jobs::outcome_name(rec.outcome));
   log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome}});
   metrics_.job_finished(outcome, seconds_between(row.started_at, finished_at));
-  (void)sys::remove_tree(dir);
-  store_ending({row.id, row.tenant_id, outcome, finished_at, rec.dump(), std::move(artifacts)});
-}
-
-std::optional<std::string> JobService::over_storage_quota(const std::string& tenant_id, const std::string& tenant_name,
-                                                          json& rec) {
-  uint64_t bytes = 0;
-  for (const auto& o : rec["outputs"])
-    if (o.value("verdict", "") == "accepted") bytes += o.value("size", uint64_t{0});
-  if (bytes == 0) return std::nullopt;
-  const uint64_t quota = tenant_storage_bytes(config_, tenant_name);
-  auto used = store_.storage_usage(tenant_id);
-  if (!used) return "storage quota: the tenant's usage could not be read: " + used.error().message();
-  if (bytes <= quota && used->total() <= quota - bytes) return std::nullopt;
-  std::string why = "storage quota: the tenant keeps " + std::to_string(used->total()) + " of its " +
-                    std::to_string(quota) + " bytes (tenant_storage_mb), and the accepted outputs hold " +
-                    std::to_string(bytes) + "; none was stored";
-  for (auto& o : rec["outputs"]) {
-    if (o.value("verdict", "") != "accepted") continue;
-    o["verdict"] = "rejected";
-    o["reason"] = why;
-  }
-  return why;
+  store_ending({row.id, row.tenant_id, rec.outcome, finished_at, stored_text(rec), std::move(ran.artifacts)});
 }
 
 ApiResult<json> JobService::run_retention() {
@@ -796,7 +685,7 @@ void JobService::housekeeping_loop() {
     }
     // Finished live buffers are kept a while for SSE replay, then dropped.
     for (auto it = live_.begin(); it != live_.end();) {
-      bool in_use = processes_.count(it->first) || queue_.contains(it->first);
+      bool in_use = running_.count(it->first) || queue_.contains(it->first);
       if (!in_use && it->second->finished() && it->second.use_count() == 1) it = live_.erase(it);
       else ++it;
     }

@@ -1,6 +1,7 @@
 // The job service without HTTP: who may do what (tenant + scopes), admission
-// and scheduling, running each job as an `airlock run` process, checks,
-// artifacts, records, cancellation, restart recovery and retention. The
+// and scheduling, running each job in this process on a worker thread
+// (service/job_runner.h), records, cancellation, restart recovery and
+// retention. The
 // HTTP routes (routes.cc) only translate requests and responses.
 #pragma once
 
@@ -22,8 +23,10 @@
 #include "service/config.h"
 #include "service/job_queue.h"
 #include "service/job_request.h"
+#include "service/job_runner.h"
 #include "service/log_buffer.h"
 #include "service/metrics.h"
+#include "sandbox/cgroup.h"
 #include "store/store.h"
 
 namespace airlock::service {
@@ -45,8 +48,6 @@ struct OutputFile {
   std::string path, name, sha256, type;
   uint64_t size = 0;
 };
-
-class JobProcess;
 
 class JobService {
  public:
@@ -93,12 +94,17 @@ class JobService {
  private:
   void worker_loop();
   void housekeeping_loop();
-  void run_one(const QueuedJob& job);
-  // Ends a job that never ran (cancelled while queued, or left by a dead service).
-  void finish_without_running(const store::JobRow& row, const std::string& outcome, const std::string& reason);
+  // Runs the job taken from the queue; `cancel` is null when it could not be
+  // made (`cancel_error` says why) and the job ends as sandbox_error.
+  void run_one(const QueuedJob& job, JobCancel* cancel, const std::string& cancel_error);
+  // Ends a job that never ran (cancelled while queued, a snapshot removed,
+  // left by a dead service): its row and its chained record say `outcome`.
+  void finish_without_running(const store::JobRow& row, jobs::Outcome outcome, const std::string& reason);
   // A finished job's record on its way to the store.
   struct Ending {
-    std::string job_id, tenant_id, outcome, finished_at, record;
+    std::string job_id, tenant_id;
+    jobs::Outcome outcome;
+    std::string finished_at, record;
     std::vector<store::ArtifactRow> artifacts;
   };
   // Stores the record, then ends the job. A record the store cannot take now
@@ -109,11 +115,6 @@ class JobService {
   // The job's record is stored: finish its output buffer, answer its waiters.
   void job_ended(const std::string& job_id);
   nlohmann::json view(const store::JobRow& row);
-  // Why the accepted outputs in `rec` may not be stored (they would take the
-  // tenant beyond its storage quota), marking each of them rejected; nullopt
-  // when they fit.
-  std::optional<std::string> over_storage_quota(const std::string& tenant_id, const std::string& tenant_name,
-                                                nlohmann::json& rec);
   // The tenant's running limit and weight, as last seen (under mu_).
   TenantShare tenant_share(const std::string& tenant_id);
   void remember_share(const store::Tenant& tenant);  // under mu_
@@ -129,14 +130,16 @@ class JobService {
   store::Store& store_;
   std::function<void(const nlohmann::json&)> logger_;
   Metrics metrics_;
+  std::unique_ptr<sandbox::CgroupBackend> cgroups_;  // shared by every job's sandbox
+  std::string cgroups_error_;                       // why there is none
+  RunnerSetup runner_;
 
   mutable std::mutex mu_;
   std::condition_variable work_;
   JobQueue queue_;
   bool stopping_ = false;
   std::map<std::string, std::shared_ptr<LogBuffer>> live_;    // running or recently finished
-  std::map<std::string, JobProcess*> processes_;              // running, for cancel
-  std::map<std::string, bool> starting_;  // taken from the queue, not yet in processes_: cancel asked?
+  std::map<std::string, JobCancel*> running_;                 // taken by a worker, for cancel
   struct Waiter {
     std::string job_id;
     std::chrono::steady_clock::time_point deadline;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "jobs/outcome.h"
 #include "service/job_process.h"
 #include "service/log_buffer.h"
 #include "sys/file_io.h"
@@ -50,7 +51,7 @@ Result<validate::PdfFacts> read_one(const PdfReaderSetup& setup, const std::stri
     return fail("pdf reader: airlock run ended with status " + std::to_string(status ? *status : -1) +
                 " and wrote no record");
   std::string outcome = rec.value("outcome", "");
-  if (outcome != "succeeded") {
+  if (outcome != jobs::outcome_name(jobs::Outcome::kSucceeded)) {
     std::string why = rec.value("reason", "");
     if (rec.contains("stderr") && rec["stderr"].is_object()) {
       // The end of poppler's complaints, where it says why it gave up.

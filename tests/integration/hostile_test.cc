@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jobs/record.h"
+#include "hostile_cases.h"
 #include "pool_helpers.h"
 
 extern char** environ;
@@ -45,10 +46,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kCasesDir = fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/cases";
-const fs::path kDataDir = fs::path(AIRLOCK_SOURCE_DIR) / "tests/hostile/data";
+using namespace airlock::testing::hostile;
+const fs::path kCasesDir = cases_dir();
+const fs::path kDataDir = data_dir();
 constexpr int kAirlockDeadlineSeconds = 150;  // far above any case's own --timeout
-constexpr uid_t kCanaryUid = 1000;            // a host uid the sandbox must not reach
 
 // HOSTILE_START=warm or preloaded: the whole suite runs again, every case in a
 // sandbox taken from a warm pool (preloaded: Python cases forked from the
@@ -56,13 +57,6 @@ constexpr uid_t kCanaryUid = 1000;            // a host uid the sandbox must not
 std::string start_mode() {
   const char* m = std::getenv("HOSTILE_START");
   return m ? m : "";
-}
-// HOSTILE_PROFILE=compute: every case runs under that profile. A case whose
-// verdict differs there says so with "<profile>-<key>" headers (e.g.
-// "compute-expect-stdout"), which then replace the plain key.
-std::string profile_name() {
-  const char* p = std::getenv("HOSTILE_PROFILE");
-  return p ? p : "";
 }
 std::string g_pool_state;  // the pool's state directory, shared by every case
 
@@ -101,286 +95,7 @@ const bool kPoolRegistered =
 
 // ---------------------------------------------------------------- cases
 
-struct Case {
-  std::string file;  // e.g. read_etc_shadow.py
-  std::string test_name;
-  std::map<std::string, std::vector<std::string>> header;
-
-  // Under a profile, "<profile>-<key>" replaces "<key>"; a case that has
-  // "<profile>-expect-outcome" gives its whole verdict there, so its plain
-  // expect-* keys do not apply under that profile.
-  std::vector<std::string> all(const std::string& key) const {
-    const std::string p = profile_name();
-    auto it = header.find(p + "-" + key);
-    if (!p.empty() && it == header.end() && key.starts_with("expect-") && header.count(p + "-expect-outcome"))
-      return {};
-    if (p.empty() || it == header.end()) it = header.find(key);
-    return it == header.end() ? std::vector<std::string>{} : it->second;
-  }
-  std::optional<std::string> one(const std::string& key) const {
-    auto values = all(key);
-    if (values.empty()) return std::nullopt;
-    return values.back();
-  }
-};
-
-void PrintTo(const Case& c, std::ostream* os) { *os << c.file; }
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-std::vector<std::string> split_alternatives(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t bar = s.find('|', start);
-    out.push_back(s.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
-    if (bar == std::string::npos) break;
-    start = bar + 1;
-  }
-  return out;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-// Header: the leading comment lines; "# key: value" (key of [a-z-]), other
-// comment lines are prose. A "#!" line is skipped.
-Case parse_case(const fs::path& path) {
-  Case c;
-  c.file = path.filename().string();
-  std::string stem = path.stem().string();
-  for (char ch : stem) c.test_name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("#!", 0) == 0) continue;
-    if (line.empty() || line[0] != '#') break;
-    std::string body = line.substr(1);
-    if (!body.empty() && body[0] == ' ') body.erase(0, 1);
-    size_t colon = body.find(": ");
-    if (colon == std::string::npos || colon == 0) continue;
-    std::string key = body.substr(0, colon);
-    if (!std::all_of(key.begin(), key.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || ch == '-'; }))
-      continue;
-    std::string value = body.substr(colon + 2);
-    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
-    c.header[key].push_back(value);
-  }
-  return c;
-}
-
-std::vector<Case> load_cases() {
-  std::vector<Case> cases;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(kCasesDir, ec)) {
-    auto ext = entry.path().extension();
-    if (entry.is_regular_file() && (ext == ".py" || ext == ".sh")) cases.push_back(parse_case(entry.path()));
-  }
-  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.file < b.file; });
-  return cases;
-}
-
 // ---------------------------------------------------------------- setup
-
-std::string random_hex(size_t bytes) {
-  std::random_device rd;
-  std::string out;
-  const char* digits = "0123456789abcdef";
-  for (size_t i = 0; i < bytes; ++i) {
-    unsigned v = rd() & 0xff;
-    out += digits[v >> 4];
-    out += digits[v & 15];
-  }
-  return out;
-}
-
-// A pipe kernel.core_pattern for one case: the kernel then runs `helper` (as
-// root, on the host) for every process that dumps core, however its
-// RLIMIT_CORE is set unless it is exactly 1. The helper leaves a marker named
-// after the dumping process's host uid. The host's pattern is put back in the
-// destructor, also when the case failed.
-struct PipeCorePattern {
-  static constexpr const char* kPatternFile = "/proc/sys/kernel/core_pattern";
-  fs::path dir;
-  std::string saved;
-  bool active = false;
-
-  PipeCorePattern() = default;
-  PipeCorePattern(const PipeCorePattern&) = delete;
-  PipeCorePattern& operator=(const PipeCorePattern&) = delete;
-  ~PipeCorePattern() {
-    if (active) {
-      std::ofstream(kPatternFile) << saved;
-      active = false;
-    }
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
-  }
-
-  fs::path marker(uid_t uid) const { return dir / ("dumped-uid-" + std::to_string(uid)); }
-
-  bool wait_for_marker(uid_t uid, int ms) const {
-    for (int waited = 0;; waited += 10) {
-      std::error_code ec;
-      if (fs::exists(marker(uid), ec)) return true;
-      if (waited >= ms) return false;
-      usleep(10'000);
-    }
-  }
-
-  void start() {
-    std::string tmpl = (fs::temp_directory_path() / "airlock-core-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << strerror(errno);
-    dir = tmpl;
-    fs::path helper = dir / "helper";
-    // The kernel starts the helper in its own root, which is not this
-    // process's root when the tests run in a chroot: both the helper and its
-    // marker are named through /proc/<pid>/root, which is "/" on a plain host.
-    const std::string root = "/proc/" + std::to_string(::getpid()) + "/root";
-    std::ofstream(helper) << "#!/bin/sh\n: > \"" << root << dir.string() << "/dumped-uid-$1\"\nexec cat > /dev/null\n";
-    ASSERT_EQ(::chmod(helper.c_str(), 0755), 0) << strerror(errno);
-    std::ifstream in(kPatternFile);
-    std::getline(in, saved);
-    ASSERT_FALSE(in.fail()) << "read " << kPatternFile;
-    active = true;  // from here on the destructor restores `saved`
-    std::ofstream(kPatternFile) << "|" << root << helper.string() << " %u";
-
-    // Control: a host process that crashes with RLIMIT_CORE 0 starts the
-    // helper, or the case could not see a dump of the sandbox either.
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0) << strerror(errno);
-    if (pid == 0) {
-      rlimit zero{0, 0};
-      setrlimit(RLIMIT_CORE, &zero);
-      signal(SIGSEGV, SIG_DFL);
-      kill(getpid(), SIGSEGV);
-      _exit(1);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ASSERT_TRUE(wait_for_marker(0, 5000)) << "the pipe core_pattern did not start its helper for a crashing "
-                                             "host process (status " << status << ")";
-    fs::remove(marker(0));
-  }
-};
-
-// What the runner prepares on the host for one case; undone in the destructor.
-struct HostSetup {
-  std::vector<std::pair<std::string, int>> listeners;  // label, listening fd
-  std::vector<std::string> env;                        // NAME=VALUE for --env
-  pid_t canary = -1;
-  std::unique_ptr<PipeCorePattern> core_pattern;
-
-  HostSetup() = default;
-  HostSetup(const HostSetup&) = delete;
-  HostSetup& operator=(const HostSetup&) = delete;
-  ~HostSetup() {
-    for (auto& [label, fd] : listeners) close(fd);
-    if (canary > 0) {
-      kill(canary, SIGKILL);
-      waitpid(canary, nullptr, 0);
-    }
-  }
-
-  void tcp_listener() {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    ASSERT_GE(fd, 0) << strerror(errno);
-    listeners.emplace_back("tcp 127.0.0.1", fd);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << strerror(errno);
-    ASSERT_EQ(listen(fd, 16), 0) << strerror(errno);
-    socklen_t len = sizeof a;
-    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-    env.push_back("HOSTILE_TCP_PORT=" + std::to_string(ntohs(a.sin_port)));
-
-    int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd6 < 0) return;  // no IPv6 on this host: the v6 probe falls back to the v4 port
-    sockaddr_in6 a6{};
-    a6.sin6_family = AF_INET6;
-    a6.sin6_addr = in6addr_loopback;
-    socklen_t len6 = sizeof a6;
-    if (bind(fd6, reinterpret_cast<sockaddr*>(&a6), sizeof a6) != 0 || listen(fd6, 16) != 0 ||
-        getsockname(fd6, reinterpret_cast<sockaddr*>(&a6), &len6) != 0) {
-      close(fd6);
-      return;
-    }
-    listeners.emplace_back("tcp [::1]", fd6);
-    env.push_back("HOSTILE_TCP6_PORT=" + std::to_string(ntohs(a6.sin6_port)));
-  }
-
-  void abstract_socket() {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    ASSERT_GE(fd, 0) << strerror(errno);
-    listeners.emplace_back("abstract unix", fd);
-    std::string name = "airlock-hostile-" + random_hex(8);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    memcpy(a.sun_path + 1, name.data(), name.size());  // sun_path[0] == 0: abstract
-    socklen_t len = offsetof(sockaddr_un, sun_path) + 1 + name.size();
-    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), len), 0) << strerror(errno);
-    ASSERT_EQ(listen(fd, 16), 0) << strerror(errno);
-    env.push_back("HOSTILE_ABSTRACT=" + name);
-  }
-
-  // A host process of another unprivileged uid that kill(-1) inside the
-  // sandbox must not reach.
-  void start_canary() {
-    canary = fork();
-    ASSERT_GE(canary, 0) << strerror(errno);
-    if (canary == 0) {
-      if (setgroups(0, nullptr) != 0 || setresgid(kCanaryUid, kCanaryUid, kCanaryUid) != 0 ||
-          setresuid(kCanaryUid, kCanaryUid, kCanaryUid) != 0)
-        _exit(120);
-      execl("/bin/sleep", "sleep", "600", static_cast<char*>(nullptr));
-      _exit(121);
-    }
-  }
-
-  void pipe_core_pattern() {
-    core_pattern = std::make_unique<PipeCorePattern>();
-    core_pattern->start();
-  }
-
-  // No process of the job's host uid made the host start the dump helper.
-  void expect_no_dump(const json& record, const std::string& context) {
-    if (!core_pattern) return;
-    uid_t uid = record.contains("sandbox") && record["sandbox"].value("host_uid", json()).is_number_unsigned()
-                    ? record["sandbox"]["host_uid"].get<uid_t>()
-                    : 0;
-    ASSERT_NE(uid, 0u) << "record has no sandbox.host_uid\n" << context;
-    EXPECT_FALSE(core_pattern->wait_for_marker(uid, 1000))
-        << "a sandboxed process made the host run the core_pattern helper (as root)\n" << context;
-  }
-
-  // Listeners must have no pending connection: nothing reached the host.
-  void expect_untouched(const std::string& context) {
-    for (auto& [label, fd] : listeners) {
-      int c = accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c >= 0) {
-        close(c);
-        ADD_FAILURE() << "the host's " << label << " listener received a connection from the sandbox\n" << context;
-      } else {
-        EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK) << label << " accept: " << strerror(errno);
-      }
-    }
-    if (canary > 0) {
-      int status = 0;
-      pid_t r = waitpid(canary, &status, WNOHANG);
-      EXPECT_EQ(r, 0) << "the host canary (uid " << kCanaryUid << ") died: status " << status
-                      << " (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")\n"
-                      << context;
-      if (r != 0) canary = -1;
-    }
-  }
-};
 
 // ---------------------------------------------------------------- running
 
@@ -461,10 +176,6 @@ std::string excerpt(const std::string& s, size_t max = 1500) {
   return s.substr(0, max) + "\n...[" + std::to_string(s.size() - max) + " more bytes]";
 }
 
-std::string text_of(const json& record, const char* stream) {
-  if (!record.contains(stream)) return "";
-  return airlock::jobs::stream_bytes(record[stream]).value_or("");
-}
 
 std::string describe(const json& record, const RunResult& run) {
   std::ostringstream d;
@@ -497,111 +208,6 @@ std::optional<int> expected_exit_status(const json& record) {
 }
 
 // ---------------------------------------------------------------- leftovers
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Leftover {
-  pid_t pid;
-  std::string name, cgroup;
-};
-
-// Processes of `host_uid` that are not in another job's cgroup.
-std::vector<Leftover> processes_of(uid_t host_uid, const std::string& job_id) {
-  std::vector<Leftover> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    std::string pid_str = entry.path().filename().string();
-    if (pid_str.empty() || !std::all_of(pid_str.begin(), pid_str.end(), ::isdigit)) continue;
-    if (host_uid < 1000) break;  // never the host's own users (see expect_nothing_left)
-    std::string status = read_file(entry.path() / "status");
-    std::string name;
-    bool match = false;
-    std::istringstream lines(status);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind("Name:", 0) == 0) name = line.substr(5);
-      if (line.rfind("Uid:", 0) == 0) {
-        std::istringstream ids(line.substr(4));
-        for (long id; ids >> id;) match |= static_cast<uid_t>(id) == host_uid;
-      }
-    }
-    if (!match) continue;
-    std::string cgroup = read_file(entry.path() / "cgroup");
-    // Another live job's process (same host uid, its own airlock/<id> group): not ours.
-    bool other_job = cgroup.find("/airlock/") != std::string::npos &&
-                     (job_id.empty() || cgroup.find(job_id) == std::string::npos);
-    if (other_job) continue;
-    found.push_back({static_cast<pid_t>(std::stol(pid_str)), name, cgroup});
-  }
-  return found;
-}
-
-std::vector<std::string> airlock_mounts() {
-  std::vector<std::string> out;
-  std::istringstream in(read_file("/proc/self/mountinfo"));
-  for (std::string line; std::getline(in, line);)
-    if (line.find("airlock") != std::string::npos) out.push_back(line);
-  return out;
-}
-
-void expect_nothing_left(const json& record, const std::vector<std::string>& mounts_before, const std::string& context) {
-  std::string id = record.value("id", "");
-  EXPECT_FALSE(id.empty()) << "record has no id\n" << context;
-  uid_t host_uid = 3000001;
-  if (record.contains("sandbox") && record["sandbox"].contains("host_uid") &&
-      record["sandbox"]["host_uid"].is_number_unsigned()) {
-    host_uid = record["sandbox"]["host_uid"].get<uid_t>();
-  } else {
-    ADD_FAILURE() << "record has no sandbox.host_uid; checking 3000001\n" << context;
-  }
-  EXPECT_TRUE(host_uid != 0 || record.value("outcome", "") == "input_rejected")
-      << "the sandbox is mapped to host root";
-
-  // Processes: give exiting ones (zombies being reaped) a moment. A job
-  // rejected before it had a sandbox records host uid 0 (none leased): there
-  // is nothing of it to look for, and the host's own processes (root's, and
-  // any system uid's) must never be taken for the job's and killed.
-  std::vector<Leftover> left;
-  const bool had_sandbox = host_uid >= 1000;
-  if (!had_sandbox) {
-    EXPECT_EQ(record.value("outcome", ""), "input_rejected")
-        << "a job that ran recorded host uid " << host_uid << "\n" << context;
-  }
-  for (int i = 0; had_sandbox && i < 10; ++i) {
-    left = processes_of(host_uid, id);
-    if (left.empty()) break;
-    usleep(50 * 1000);
-  }
-  if (!left.empty()) {
-    std::ostringstream msg;
-    for (const auto& p : left) msg << "  pid " << p.pid << " " << p.name << " cgroups: " << p.cgroup.substr(0, 300) << "\n";
-    ADD_FAILURE() << left.size() << " process(es) of host uid " << host_uid << " outlived the job:\n" << msg.str() << context;
-    for (const auto& p : left) kill(p.pid, SIGKILL);  // clean up what the engine left
-  }
-
-  // Mounts.
-  std::set<std::string> before(mounts_before.begin(), mounts_before.end());
-  for (const auto& m : airlock_mounts()) {
-    if (!id.empty() && m.find(id) != std::string::npos) {
-      ADD_FAILURE() << "mount of job " << id << " outlived it: " << m << "\n" << context;
-    } else if (!before.count(m)) {
-      ADD_FAILURE() << "an airlock mount appeared during the job and is still there: " << m << "\n" << context;
-    }
-  }
-
-  // Cgroups: the job's group (named after the record id) is gone in every hierarchy.
-  if (!id.empty()) {
-    std::error_code ec;
-    for (const auto& h : fs::directory_iterator("/sys/fs/cgroup", ec)) {
-      fs::path group = h.path() / "airlock" / id;
-      EXPECT_FALSE(fs::exists(group, ec)) << "cgroup " << group << " outlived the job\n" << context;
-    }
-  }
-}
 
 // ---------------------------------------------------------------- output dir
 
@@ -784,56 +390,7 @@ json run_and_check(const Case& c) {
         << " does not match the outcome (want " << *want << ")\n" << context;
   }
 
-  if (auto want = c.one("expect-outcome")) {
-    auto alts = split_alternatives(*want);
-    EXPECT_TRUE(std::find(alts.begin(), alts.end(), record.value("outcome", "")) != alts.end())
-        << "outcome is not " << *want << "\n" << context;
-  }
-  for (const auto& want : c.all("expect-reason")) {
-    auto alts = split_alternatives(want);
-    std::string reason = record.value("reason", "");
-    EXPECT_TRUE(std::any_of(alts.begin(), alts.end(), [&](const std::string& a) { return reason.find(a) != std::string::npos; }))
-        << "reason lacks '" << want << "'\n" << context;
-  }
-  for (const auto& want : c.all("expect-stdout")) {
-    auto alts = split_alternatives(want);
-    EXPECT_TRUE(std::any_of(alts.begin(), alts.end(), [&](const std::string& a) { return out_text.find(a) != std::string::npos; }))
-        << "stdout lacks '" << want << "'\n" << context;
-  }
-  for (const auto& want : c.all("expect-stderr")) {
-    auto alts = split_alternatives(want);
-    EXPECT_TRUE(std::any_of(alts.begin(), alts.end(), [&](const std::string& a) { return err_text.find(a) != std::string::npos; }))
-        << "stderr lacks '" << want << "'\n" << context;
-  }
-  for (const auto& want : c.all("expect-limit")) {
-    bool hit = record.contains("limits_hit") && record["limits_hit"].is_array() &&
-               std::find(record["limits_hit"].begin(), record["limits_hit"].end(), json(want)) != record["limits_hit"].end();
-    EXPECT_TRUE(hit) << "limits_hit lacks '" << want << "'\n" << context;
-  }
-  if (auto want = c.one("expect-signal")) {
-    EXPECT_EQ(record.value("signal", json()), json(std::stoi(*want))) << "signal\n" << context;
-  }
-  if (auto want = c.one("expect-exit")) {
-    EXPECT_EQ(record.value("exit_code", json()), json(std::stoi(*want))) << "exit_code\n" << context;
-  }
-  for (const auto& stream : c.all("expect-truncated")) {
-    bool truncated = record.contains(stream) && record[stream].is_object() && record[stream].value("truncated", false);
-    EXPECT_TRUE(truncated) << stream << ".truncated is not true\n" << context;
-  }
-  for (const auto& want : c.all("expect-output")) {
-    size_t at = want.find(" rejected ");
-    if (at == std::string::npos) {
-      ADD_FAILURE() << c.file << ": expect-output needs '<name> rejected <reason>'";
-      continue;
-    }
-    std::string name = want.substr(0, at), reason = lower(want.substr(at + 10));
-    bool found = false;
-    if (record.contains("outputs") && record["outputs"].is_array())
-      for (const auto& o : record["outputs"])
-        found |= o.is_object() && o.value("name", "").find(name) != std::string::npos &&
-                 o.value("verdict", "") == "rejected" && lower(o.value("reason", "")).find(reason) != std::string::npos;
-    EXPECT_TRUE(found) << "no output '" << name << "' rejected for '" << reason << "'\n" << context;
-  }
+  expect_verdict(c, record, context);
   std::vector<std::string> forbidden;
   for (const auto& f : c.all("forbid-record")) forbidden.push_back(expand(f));
   for (const auto& f : forbidden)

@@ -80,15 +80,17 @@ TEST(ServiceEgress, RequestsStayInsideTheTenantsCaps) {
             std::string::npos);  // a credential never travels in the request
 }
 
-TEST(ServiceEgress, RulesBecomeAllowRuleArguments) {
+TEST(ServiceEgress, RulesAndTheOperatorsFilesReachTheEngine) {
   PolicyCaps pc;
   pc.network = caps_from("[\"api.example.com:443\"]");
   auto r = parse_job_request(json{{"command", {"true"}}, {"policy", {{"allow", {{{"host", "api.example.com"}, {"port", 443}}}}}}}, pc);
   ASSERT_TRUE(r) << r.error().message();
-  auto args = airlock_run_args(*r, {}, "/o", "/r", "/s", {"--secrets-file", "/etc/s.toml"});
-  auto at = std::find(args.begin(), args.end(), "--allow-rule");
-  ASSERT_NE(at, args.end());
-  EXPECT_EQ(json::parse(*(at + 1)), json({{"host", "api.example.com"}, {"port", 443}}));
-  auto dashdash = std::find(args.begin(), args.end(), "--");
-  EXPECT_LT(std::find(args.begin(), args.end(), "--secrets-file"), dashdash);
+  RunPlacement at;
+  at.secrets_file = "/etc/s.toml";
+  at.egress_hosts_file = "/etc/hosts.toml";
+  auto run = run_request_for(*r, at);
+  ASSERT_EQ(run.policy.allow.size(), 1u);
+  EXPECT_EQ(airlock::egress::rule_json(run.policy.allow[0]), json({{"host", "api.example.com"}, {"port", 443}}));
+  EXPECT_EQ(run.secrets_file, "/etc/s.toml");
+  EXPECT_EQ(run.egress_hosts_file, "/etc/hosts.toml");
 }

@@ -66,42 +66,40 @@ TEST(JobRequest, TenantCapsBound) {
   EXPECT_EQ(ok->policy.timeout_ms, 2500u);
 }
 
-TEST(JobRequest, TranslatesToAirlockRunArguments) {
+TEST(JobRequest, BecomesTheEnginesRunRequest) {
   auto r = parse_job_request(json{{"command", {"python3", "/inputs/a.py"}},
-                                  {"policy", {{"timeout_s", 5}, {"env", {{"MODE", "x y"}}}}}},
+                                  {"policy", {{"timeout_s", 2.5}, {"env", {{"MODE", "x y"}}}}}},
                              {});
   ASSERT_TRUE(r.has_value());
-  auto args = airlock_run_args(*r, {"/data/f/1/a.py"}, "/data/out", "/data/rec.json", "/state");
-  auto at = [&](const std::string& flag) {
-    auto it = std::find(args.begin(), args.end(), flag);
-    return it == args.end() || it + 1 == args.end() ? std::string("<none>") : *(it + 1);
-  };
-  EXPECT_EQ(args[0], "run");
-  EXPECT_EQ(at("--timeout"), "5.000");
-  EXPECT_EQ(at("--input"), "/data/f/1/a.py");
-  EXPECT_EQ(at("--env"), "MODE=x y");
-  EXPECT_EQ(at("--record"), "/data/rec.json");
-  EXPECT_EQ(at("--state-dir"), "/state");
-  EXPECT_NE(std::find(args.begin(), args.end(), "--quiet"), args.end());
-  auto dashdash = std::find(args.begin(), args.end(), "--");
-  ASSERT_NE(dashdash, args.end());
-  EXPECT_EQ(std::vector<std::string>(dashdash + 1, args.end()),
-            (std::vector<std::string>{"python3", "/inputs/a.py"}));
+  RunPlacement at;
+  at.input_paths = {"/data/f/1/a.py"};
+  at.output_dir = "/data/out";
+  at.state_dir = "/state";
+  at.image_dir = "/images";
+  at.secrets_file = "/etc/secrets.toml";  // not for a job without network rules
+  auto run = run_request_for(*r, at);
+  EXPECT_EQ(run.command, (std::vector<std::string>{"python3", "/inputs/a.py"}));
+  EXPECT_EQ(run.policy.timeout_ms, 2500u);  // exact: no text in between
+  EXPECT_EQ(run.policy.env, (std::vector<std::pair<std::string, std::string>>{{"MODE", "x y"}}));
+  EXPECT_EQ(run.inputs, at.input_paths);
+  EXPECT_EQ(run.output_dir, "/data/out");
+  EXPECT_EQ(run.state_dir, "/state");
+  EXPECT_EQ(run.image_dir, "/images");
+  EXPECT_EQ(run.image, "host");
+  EXPECT_EQ(run.start, "auto");
+  EXPECT_TRUE(run.secrets_file.empty());
+  EXPECT_TRUE(run.record_path.empty());
 }
 
-TEST(JobRequest, OutputPolicyTravelsToAirlockRun) {
+TEST(JobRequest, OutputPolicyTravelsToTheEngine) {
   auto r = parse_job_request(json{{"command", {"x"}},
                                   {"policy", {{"outputs", {{"types", {"png"}}, {"max_files", 2}, {"max_file_mb", 1}}}}}},
                              {});
   ASSERT_TRUE(r.has_value()) << r.error().message();
-  auto args = airlock_run_args(*r, {}, "/o", "/r", "/s");
-  auto at = [&](const std::string& flag) {
-    auto it = std::find(args.begin(), args.end(), flag);
-    return it == args.end() || it + 1 == args.end() ? std::string("<none>") : *(it + 1);
-  };
-  EXPECT_EQ(at("--output-types"), "png");
-  EXPECT_EQ(at("--output-max-files"), "2");
-  EXPECT_EQ(at("--output-max-size"), std::to_string(1 << 20));
+  auto run = run_request_for(*r, {});
+  EXPECT_EQ(run.policy.outputs.allowed, airlock::workspace::TypeSet{airlock::workspace::FileType::kPng});
+  EXPECT_EQ(run.policy.outputs.max_count, 2u);
+  EXPECT_EQ(run.policy.outputs.max_file_bytes, 1u << 20);
   EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"outputs", {{"types", {"exe"}}}}}}}).find("policy.outputs.types"),
             std::string::npos);
   EXPECT_NE(error_of(json{{"command", {"x"}}, {"policy", {{"outputs", {{"names", 1}}}}}}).find("policy.outputs.names"),

@@ -10,18 +10,14 @@
 using namespace airlock::service;
 using nlohmann::json;
 
-TEST(ProfileField, JobsNameAProfileAndAirlockRunGetsIt) {
+TEST(ProfileField, JobsNameAProfileAndTheEngineGetsIt) {
   auto standard = parse_job_request(json{{"command", {"true"}}}, {});
   ASSERT_TRUE(standard);
   EXPECT_EQ(standard->profile, "standard");
   auto compute = parse_job_request(json{{"command", {"true"}}, {"profile", "compute"}}, {});
   ASSERT_TRUE(compute) << compute.error().message();
   EXPECT_EQ(compute->profile, "compute");
-  auto args = airlock_run_args(*compute, {}, "/out", "/rec.json", "/state", {});
-  auto at = std::find(args.begin(), args.end(), "--profile");
-  ASSERT_NE(at, args.end());
-  ASSERT_NE(at + 1, args.end());
-  EXPECT_EQ(*(at + 1), "compute");
+  EXPECT_EQ(run_request_for(*compute, {}).profile, "compute");
 }
 
 TEST(ProfileField, UnknownOrMistypedProfilesAreRefused) {

@@ -11,6 +11,7 @@
 #include "jobs/record.h"
 #include "store/chain.h"
 #include "store/store.h"
+#include "store/sync.h"
 #include "workspace/snapshot_manifest.h"
 
 namespace airlock::store {
@@ -53,6 +54,9 @@ Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in, 
   if (row.created_at.empty()) row.created_at = jobs::now_rfc3339();
   const std::vector<std::string> contents = manifest->contents();
 
+  // capture_tree fsynced each content's bytes, not the links that name them:
+  // one syncfs makes them all durable before the row that names them commits.
+  if (auto st = sync_filesystem(cas_.root()); !st) return std::unexpected(st.error());
   std::lock_guard lock(mu_);
   auto tx = Transaction::begin(db_);
   if (!tx) return std::unexpected(tx.error());

@@ -26,7 +26,9 @@ Status CommitQueue::submit(Write& w) {
     std::vector<Write*> batch(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     lock.unlock();
-    commit_(batch);
+    // An exception out of a commit would leave every writer waiting for ever:
+    // it ends the process instead (a broken invariant, not bad input).
+    [&]() noexcept { commit_(batch); }();
     lock.lock();
     committing_ = false;
     for (Write* b : batch) b->done = true;

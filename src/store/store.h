@@ -206,7 +206,7 @@ class Store {
   // Runs `apply` (statements only: no BEGIN/COMMIT, under mu_) in the next
   // group commit; returns once it is durable, or its error. `committed` runs
   // under mu_ after the commit. Both may run on another writer's thread, and
-  // `apply` more than once (see commit_batch): it must not keep state between runs.
+  // `apply` more than once (see commit_locked): it must not keep state between runs.
   Status write(std::function<Status()> apply, std::function<void()> committed = {});
   void commit_batch(const std::vector<CommitQueue::Write*>& batch);
   void commit_locked(const std::vector<CommitQueue::Write*>& batch);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <set>
 
 #include "jobs/record.h"
 #include "store/chain.h"
@@ -55,8 +56,15 @@ Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in, 
   const std::vector<std::string> contents = manifest->contents();
 
   // capture_tree fsynced each content's bytes, not the links that name them:
-  // one syncfs makes them all durable before the row that names them commits.
-  if (auto st = sync_filesystem(cas_.root()); !st) return std::unexpected(st.error());
+  // the directories that hold them are synced before the rows that name them
+  // commit (at most 256 and sha256/; a syncfs would flush every other writer's
+  // dirty data on the filesystem too). A missing content is reported below.
+  std::set<std::string> dirs;
+  for (const auto& sha : contents)
+    if (std::string p = cas_.path(sha); !p.empty()) dirs.insert(p.substr(0, p.find_last_of('/')));
+  dirs.insert(cas_.root() + "/sha256");
+  for (const auto& d : dirs)
+    if (auto st = sync_dir(d); !st && st.error().err != ENOENT) return std::unexpected(st.error());
   std::lock_guard lock(mu_);
   auto tx = Transaction::begin(db_);
   if (!tx) return std::unexpected(tx.error());

@@ -9,19 +9,19 @@ namespace airlock::store {
 
 namespace {
 
-Status sync_path(const std::string& path, int flags, bool whole_fs) {
+Status sync_path(const std::string& path, int flags) {
   UniqueFd fd(::open(path.c_str(), flags | O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
   if (!fd) return fail_errno("open " + path + " to sync it");
-  if ((whole_fs ? ::syncfs(fd.get()) : ::fsync(fd.get())) < 0) return fail_errno("sync " + path);
+  if (::fsync(fd.get()) < 0) return fail_errno("fsync " + path);
   return {};
 }
 
 }  // namespace
 
-Status sync_dir(const std::string& dir) { return sync_path(dir, O_DIRECTORY, false); }
+Status sync_dir(const std::string& dir) { return sync_path(dir, O_DIRECTORY); }
 
 Status sync_file_and_dirs(const std::string& path, int dirs) {
-  if (auto st = sync_path(path, 0, false); !st) return st;
+  if (auto st = sync_path(path, 0); !st) return st;
   std::string p = path;
   for (int i = 0; i < dirs; ++i) {
     auto slash = p.find_last_of('/');
@@ -30,7 +30,5 @@ Status sync_file_and_dirs(const std::string& path, int dirs) {
   }
   return {};
 }
-
-Status sync_filesystem(const std::string& path) { return sync_path(path, O_DIRECTORY, true); }
 
 }  // namespace airlock::store

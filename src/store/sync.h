@@ -14,8 +14,5 @@ Status sync_dir(const std::string& dir);
 // fsync(2) of the file `path`, then of the `dirs` directories above it
 // (1: the one that holds it; 2: that one's too, when it is new as well).
 Status sync_file_and_dirs(const std::string& path, int dirs = 1);
-// syncfs(2) of the filesystem that holds `path`: for many new files at once
-// (a snapshot's contents), one call instead of one per file and directory.
-Status sync_filesystem(const std::string& path);
 
 }  // namespace airlock::store

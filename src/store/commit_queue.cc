@@ -25,12 +25,14 @@ Status CommitQueue::submit(Write& w) {
     size_t n = std::min(max_batch_, queue_.size());
     std::vector<Write*> batch(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+    in_batch_ = n;
     lock.unlock();
     // An exception out of a commit would leave every writer waiting for ever:
     // it ends the process instead (a broken invariant, not bad input).
     [&]() noexcept { commit_(batch); }();
     lock.lock();
     committing_ = false;
+    in_batch_ = 0;
     for (Write* b : batch) b->done = true;
     stats_.writes += batch.size();
     ++stats_.batches;
@@ -42,7 +44,10 @@ Status CommitQueue::submit(Write& w) {
 
 CommitQueue::Stats CommitQueue::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  Stats s = stats_;
+  s.queued = queue_.size();
+  s.committing = in_batch_;
+  return s;
 }
 
 }  // namespace airlock::store

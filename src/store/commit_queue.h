@@ -45,6 +45,8 @@ class CommitQueue {
     uint64_t writes = 0;   // committed or refused
     uint64_t batches = 0;  // calls of `commit`
     size_t largest = 0;    // writes in the largest batch
+    size_t queued = 0;     // writes waiting now for a batch to take them
+    size_t committing = 0;  // writes in the batch being committed now
   };
   Stats stats() const;
   size_t max_batch() const { return max_batch_; }
@@ -56,6 +58,7 @@ class CommitQueue {
   std::condition_variable done_;
   std::deque<Write*> queue_;  // guarded by mu_
   bool committing_ = false;   // guarded by mu_: a leader is running a batch
+  size_t in_batch_ = 0;       // guarded by mu_: the size of that batch
   Stats stats_;               // guarded by mu_
 };
 

@@ -13,6 +13,12 @@
 namespace airlock::store {
 namespace {
 
+// Waits (up to 10 s) until `n` writes wait in the queue.
+void wait_queued(const CommitQueue& q, size_t n) {
+  for (int i = 0; i < 1000 && q.stats().queued < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(q.stats().queued, n);
+}
+
 // A commit function that records each batch and can be held closed, so that
 // writers pile up behind the batch in progress.
 struct Recorder {
@@ -71,7 +77,7 @@ TEST(StoreCommitQueue, WritersQueuedBehindACommitShareBatchesOfAtMostMaxBatch) {
   // Ten more queue behind it.
   std::vector<std::thread> rest;
   for (int i = 1; i <= 10; ++i) rest.emplace_back(writer, i);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  wait_queued(q, 10);
   {
     std::lock_guard lock(rec.mu);
     rec.open = true;
@@ -117,7 +123,7 @@ TEST(StoreCommitQueue, EachWriterGetsItsOwnResult) {
       if (st) ++ok;
       else if (st.error().what == "write 3 is refused") ++refused;
     });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_queued(q, 8);
   {
     std::lock_guard lock(rec.mu);
     rec.open = true;

@@ -136,7 +136,9 @@ TEST(StoreGroupCommit, ARefusedWriteInASharedBatchLosesNoneOfTheOthers) {
   std::atomic<int> ok{0};
   std::string refused_finish, refused_start;
   threads.emplace_back([&] { ok += store->finish_job(ids[0], "succeeded", "", R"({"n":0})", {}) ? 1 : 0; });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 1000 && store->commit_stats().committing != 1; ++i)  // the leader waits in BEGIN IMMEDIATE
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(store->commit_stats().committing, 1u);
   // ...while these queue behind it.
   for (size_t i = 1; i < ids.size(); ++i)
     threads.emplace_back([&, i] {
@@ -150,7 +152,9 @@ TEST(StoreGroupCommit, ARefusedWriteInASharedBatchLosesNoneOfTheOthers) {
     auto st = store->mark_running(done_before, 7, "");
     refused_start = st ? "committed" : st.error().message();
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 1000 && store->commit_stats().queued < 13; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(store->commit_stats().queued, 13u) << "the writers did not queue behind the held lock";
   lock.release();
   for (auto& t : threads) t.join();
 

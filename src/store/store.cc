@@ -17,6 +17,7 @@
 #include "jobs/record.h"
 #include "store/schema.h"
 #include "store/secrets.h"
+#include "store/sync.h"
 #include "sys/file_io.h"
 
 namespace airlock::store {
@@ -107,12 +108,15 @@ std::string default_data_dir() {
   return env && *env ? env : "/var/lib/airlock/service";
 }
 
-Store::Store(std::string data_dir, Database db)
-    : data_dir_(std::move(data_dir)), cas_(data_dir_ + "/artifacts"), db_(std::move(db)) {}
+Store::Store(std::string data_dir, Database db, StoreOptions options)
+    : data_dir_(std::move(data_dir)),
+      cas_(data_dir_ + "/artifacts"),
+      db_(std::move(db)),
+      commits_(options.max_batch, [this](const std::vector<CommitQueue::Write*>& batch) { commit_batch(batch); }) {}
 
 Store::~Store() = default;
 
-Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir) {
+Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir, StoreOptions options) {
   if (data_dir.empty()) return fail("the data directory is empty");
   std::string parent = data_dir.substr(0, data_dir.find_last_of('/'));
   if (!parent.empty() && parent != data_dir)
@@ -131,11 +135,12 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir) {
   auto db = Database::open(db_path);
   if (!db) return std::unexpected(db.error());
   sqlite3_busy_timeout(db->get(), 5000);
-  // WAL: readers never block the writer; NORMAL sync: a commit survives a
-  // crash of the process (the daemon being killed), not necessarily a power
-  // loss (see docs/store.md).
+  // WAL: readers never block the writer. FULL: every commit fsyncs the WAL
+  // before it returns, so what a response reported survives a power loss too;
+  // the group commit shares that fsync among the writes of a batch
+  // (docs/store.md "Durability").
   for (const char* pragma :
-       {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON"})
+       {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"})
     if (auto st = db->exec(pragma); !st) return std::unexpected(st.error());
   {
     auto mode = db->prepare("PRAGMA journal_mode");
@@ -147,7 +152,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir) {
                   (*row ? mode->text(0) : std::string("unknown")) + ")");
   }
   if (auto st = migrate(*db); !st) return std::unexpected(st.error());
-  return std::unique_ptr<Store>(new Store(data_dir, std::move(*db)));
+  return std::unique_ptr<Store>(new Store(data_dir, std::move(*db), options));
 }
 
 // --- tenants -----------------------------------------------------------------
@@ -335,19 +340,25 @@ Result<FileRow> Store::add_file(const FileRow& in) {
     row.id = *id;
   }
   if (row.created_at.empty()) row.created_at = jobs::now_rfc3339();
-  std::lock_guard lock(mu_);
-  auto s = sql(
-      "INSERT INTO files (id, tenant_id, name, size, sha256, path, created_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  if (!s) return std::unexpected(s.error());
-  (*s)->bind(1, row.id)
-      .bind(2, row.tenant_id)
-      .bind(3, row.name)
-      .bind(4, static_cast<int64_t>(row.size))
-      .bind(5, row.sha256)
-      .bind(6, row.path)
-      .bind(7, row.created_at);
-  if (auto st = (*s)->run(); !st) return std::unexpected(st.error());
+  // The bytes and their name reach the disk before the row that names them;
+  // the service puts each upload in a directory of its own (files/<id>/), so
+  // that directory's entry is synced as well.
+  if (auto st = sync_file_and_dirs(row.path, 2); !st) return std::unexpected(st.error());
+  auto st = write([&]() -> Status {
+    auto s = sql(
+        "INSERT INTO files (id, tenant_id, name, size, sha256, path, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (!s) return std::unexpected(s.error());
+    (*s)->bind(1, row.id)
+        .bind(2, row.tenant_id)
+        .bind(3, row.name)
+        .bind(4, static_cast<int64_t>(row.size))
+        .bind(5, row.sha256)
+        .bind(6, row.path)
+        .bind(7, row.created_at);
+    return (*s)->run();
+  });
+  if (!st) return std::unexpected(st.error());
   return row;
 }
 
@@ -371,13 +382,19 @@ Result<std::optional<FileRow>> Store::file(const std::string& tenant_id, const s
 
 Result<std::string> Store::put_artifact(const std::string& path,
                                         const std::string& expected_sha256) {
-  auto put = cas_.put(path, expected_sha256);  // copies and hashes outside the lock
+  auto put = cas_.put(path, expected_sha256);  // copies, hashes and syncs outside the lock
   if (!put) return std::unexpected(put.error());
+  // put() fsynced the bytes; the link into sha256/<2 hex>/ (and that
+  // directory, when it is new) must reach the disk before a row names it.
+  auto durable = [&] { return sync_dir(put->path.substr(0, put->path.find_last_of('/'))); };
+  if (auto st = durable(); !st) return std::unexpected(st.error());
+  if (auto st = sync_dir(cas_.root() + "/sha256"); !st) return std::unexpected(st.error());
   std::lock_guard lock(mu_);
   // Retention may have removed the file between link() and here: store again.
   if (::access(put->path.c_str(), F_OK) < 0) {
     put = cas_.put(path, expected_sha256);
     if (!put) return std::unexpected(put.error());
+    if (auto st = durable(); !st) return std::unexpected(st.error());
   }
   unclaimed_artifacts_.insert(expected_sha256);
   return put->path;
@@ -387,25 +404,24 @@ std::string Store::artifact_path(const std::string& sha256) const { return cas_.
 
 Status Store::publish(const std::string& job_id, const std::string& name,
                       const std::string& key_id, const std::string& at) {
-  std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
-  if (!tx) return std::unexpected(tx.error());
-  {
-    auto s = sql(
-        "SELECT j.state FROM jobs j JOIN artifacts a ON a.job_id = j.id "
-        "WHERE j.id = ?1 AND a.name = ?2");
+  std::string when = at.empty() ? jobs::now_rfc3339() : at;
+  return write([&]() -> Status {
+    {
+      auto s = sql(
+          "SELECT j.state FROM jobs j JOIN artifacts a ON a.job_id = j.id "
+          "WHERE j.id = ?1 AND a.name = ?2");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, job_id).bind(2, name);
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) return fail("job '" + job_id + "' has no artifact '" + name + "'");
+      if ((*s)->text(0) != "finished") return fail("job '" + job_id + "' has not finished");
+    }
+    auto s = sql("INSERT INTO publications (job_id, name, key_id, at) VALUES (?1, ?2, ?3, ?4)");
     if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, job_id).bind(2, name);
-    auto row = (*s)->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return fail("job '" + job_id + "' has no artifact '" + name + "'");
-    if ((*s)->text(0) != "finished") return fail("job '" + job_id + "' has not finished");
-  }
-  auto s = sql("INSERT INTO publications (job_id, name, key_id, at) VALUES (?1, ?2, ?3, ?4)");
-  if (!s) return std::unexpected(s.error());
-  (*s)->bind(1, job_id).bind(2, name).bind(3, key_id).bind(4, at.empty() ? jobs::now_rfc3339() : at);
-  if (auto st = (*s)->run(); !st) return st;
-  return tx->commit();
+    (*s)->bind(1, job_id).bind(2, name).bind(3, key_id).bind(4, when);
+    return (*s)->run();
+  });
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> Store::publications(

@@ -5,7 +5,14 @@
 // Thread safety: every method may be called from any thread. One connection
 // is shared, and a mutex serializes every use of it (SQLite writes are
 // serialized anyway; the calls are short). Copying artifact bytes and hashing
-// happen outside the mutex. Other processes (the `airlock keys` CLI while the
+// happen outside the mutex. The writes of the job path (create_job,
+// mark_running, finish_job, add_file, publish, the session writes) go through
+// a group commit (commit_queue.h): writers that arrive while one commit is on
+// its way to the disk share the next transaction and its fsync.
+//
+// Durability (docs/store.md "Durability"): synchronous = FULL, so a method
+// that changed something returns only once that change is on disk: a job
+// whose finish_job() returned is kept through a SIGKILL or a power loss. Other processes (the `airlock keys` CLI while the
 // daemon runs) may open the same data directory: WAL lets them read while one
 // writes, and writers wait up to 5 s for each other.
 //
@@ -13,6 +20,7 @@
 // another tenant's row, exactly as for a missing one.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -22,6 +30,7 @@
 
 #include "base/result.h"
 #include "store/cas.h"
+#include "store/commit_queue.h"
 #include "store/sqlite.h"
 #include "store/store_usage.h"
 #include "store/types.h"
@@ -34,11 +43,20 @@ std::string default_data_dir();
 // Fails unless `scopes` is a non-empty set of "run", "read", "publish", "admin".
 Status check_scopes(const std::set<std::string>& scopes);
 
+struct StoreOptions {
+  // Writes committed together at most; 1 commits every write alone (no group
+  // commit). The default is $AIRLOCK_STORE_MAX_BATCH when set (benchmarks
+  // compare both), else 64.
+  size_t max_batch = 64;
+  static StoreOptions defaults();
+};
+
 class Store {
  public:
   // Creates the directory (0700), the database and the artifact directory;
   // migrates an older schema.
-  static Result<std::unique_ptr<Store>> open(const std::string& data_dir);
+  static Result<std::unique_ptr<Store>> open(const std::string& data_dir,
+                                             StoreOptions options = StoreOptions::defaults());
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -186,8 +204,18 @@ class Store {
   // prev_hash link, and artifact rows whose file is missing.
   Result<VerifyReport> verify();
 
+  // How the group commit has batched the writes so far.
+  CommitQueue::Stats commit_stats() const { return commits_.stats(); }
+
  private:
-  Store(std::string data_dir, Database db);
+  Store(std::string data_dir, Database db, StoreOptions options);
+  // Runs `apply` (statements only: no BEGIN/COMMIT, under mu_) in the next
+  // group commit; returns once it is durable, or its error. `committed` runs
+  // under mu_ after the commit. Both may run on another writer's thread, and
+  // `apply` more than once (see commit_locked): it must not keep state between runs.
+  Status write(std::function<Status()> apply, std::function<void()> committed = {});
+  void commit_batch(const std::vector<CommitQueue::Write*>& batch);
+  void commit_locked(const std::vector<CommitQueue::Write*>& batch);
   Result<StatementCache::Lease> sql(const char* text) { return statements_.get(text); }
   Result<std::optional<JobRow>> job_locked(const std::string& job_id);
   Result<std::optional<Tenant>> tenant_locked(const char* sql, const std::string& value);
@@ -210,6 +238,7 @@ class Store {
   Result<StorageUsage> storage_usage_locked(const std::string& tenant_id);
 
   std::multiset<std::string> unclaimed_artifacts_;  // put, not yet named by finish_job (one per put)
+  CommitQueue commits_;  // last: its leader uses the members above
 };
 
 }  // namespace airlock::store

@@ -100,42 +100,52 @@ Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
   row.outcome.clear();
   row.pid = 0;
 
-  std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
-  if (!tx) return std::unexpected(tx.error());
-  if (!row.idempotency_key.empty()) {
-    auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = ?1 AND idempotency_key = ?2");
+  JobRow result;
+  bool created = false;
+  auto st = write([&]() -> Status {
+    if (!row.idempotency_key.empty()) {
+      auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = ?1 AND idempotency_key = ?2");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, row.tenant_id).bind(2, row.idempotency_key);
+      auto found = (*s)->step();
+      if (!found) return std::unexpected(found.error());
+      if (*found) {
+        result = read_job(**s);
+        created = false;
+        return {};
+      }
+    }
+    auto s = sql(
+        "INSERT INTO jobs (id, tenant_id, key_id, state, request_json, idempotency_key, created_at) "
+        "VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6)");
     if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, row.tenant_id).bind(2, row.idempotency_key);
-    auto found = (*s)->step();
-    if (!found) return std::unexpected(found.error());
-    if (*found) return std::pair{read_job(**s), false};
-  }
-  auto s = sql(
-      "INSERT INTO jobs (id, tenant_id, key_id, state, request_json, idempotency_key, created_at) "
-      "VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6)");
-  if (!s) return std::unexpected(s.error());
-  (*s)->bind(1, row.id)
-      .bind(2, row.tenant_id)
-      .bind(3, row.key_id)
-      .bind(4, row.request_json)
-      .bind(5, row.idempotency_key)
-      .bind(6, row.created_at);
-  if (auto st = (*s)->run(); !st) return std::unexpected(st.error());
-  if (auto st = tx->commit(); !st) return std::unexpected(st.error());
-  return std::pair{row, true};
+    (*s)->bind(1, row.id)
+        .bind(2, row.tenant_id)
+        .bind(3, row.key_id)
+        .bind(4, row.request_json)
+        .bind(5, row.idempotency_key)
+        .bind(6, row.created_at);
+    if (auto st = (*s)->run(); !st) return st;
+    result = row;
+    created = true;
+    return {};
+  });
+  if (!st) return std::unexpected(st.error());
+  return std::pair{result, created};
 }
 
 Status Store::mark_running(const std::string& job_id, int pid, const std::string& at) {
-  std::lock_guard lock(mu_);
-  auto s = sql(
-      "UPDATE jobs SET state = 'running', pid = ?2, started_at = ?3 "
-      "WHERE id = ?1 AND state = 'queued'");
-  if (!s) return std::unexpected(s.error());
-  (*s)->bind(1, job_id).bind(2, int64_t{pid}).bind(3, at.empty() ? jobs::now_rfc3339() : at);
-  if (auto st = (*s)->run(); !st) return st;
-  if ((*s)->changes() != 1) return fail("job '" + job_id + "' is not queued");
-  return {};
+  std::string started = at.empty() ? jobs::now_rfc3339() : at;
+  return write([&]() -> Status {
+    auto s = sql(
+        "UPDATE jobs SET state = 'running', pid = ?2, started_at = ?3 "
+        "WHERE id = ?1 AND state = 'queued'");
+    if (!s) return std::unexpected(s.error());
+    (*s)->bind(1, job_id).bind(2, int64_t{pid}).bind(3, started);
+    if (auto st = (*s)->run(); !st) return st;
+    if ((*s)->changes() != 1) return fail("job '" + job_id + "' is not queued");
+    return {};
+  });
 }
 
 Result<std::optional<JobRow>> Store::job_locked(const std::string& job_id) {
@@ -189,41 +199,40 @@ Result<StoredRecord> Store::finish_job(const std::string& job_id, const std::str
       return fail("artifact '" + a.name + "' of job '" + job_id + "' has a bad sha256 or size");
   std::string at = finished_at.empty() ? jobs::now_rfc3339() : finished_at;
 
-  std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
-  if (!tx) return std::unexpected(tx.error());
-  auto job = job_locked(job_id);
-  if (!job) return std::unexpected(job.error());
-  if (!*job) return fail("no job '" + job_id + "'");
-  if ((*job)->state == JobState::kFinished) return fail("job '" + job_id + "' already finished");
-
   StoredRecord record;
-  record.tenant_id = (*job)->tenant_id;
-  record.job_id = job_id;
-  record.json = record_json;
-  record.created_at = at;
-  if (auto st = append_record_locked(record); !st) return std::unexpected(st.error());
+  auto st = write(
+      [&]() -> Status {
+        auto job = job_locked(job_id);
+        if (!job) return std::unexpected(job.error());
+        if (!*job) return fail("no job '" + job_id + "'");
+        if ((*job)->state == JobState::kFinished) return fail("job '" + job_id + "' already finished");
 
-  auto update = sql(
-      "UPDATE jobs SET state = 'finished', outcome = ?2, finished_at = ?3 WHERE id = ?1");
-  if (!update) return std::unexpected(update.error());
-  (*update)->bind(1, job_id).bind(2, outcome).bind(3, at);
-  if (auto st = (*update)->run(); !st) return std::unexpected(st.error());
+        record = StoredRecord{};
+        record.tenant_id = (*job)->tenant_id;
+        record.job_id = job_id;
+        record.json = record_json;
+        record.created_at = at;
+        if (auto st = append_record_locked(record); !st) return st;
 
-  for (const auto& a : artifacts) {
-    auto s = sql(
-        "INSERT INTO artifacts (job_id, name, sha256, type, size) VALUES (?1, ?2, ?3, ?4, ?5)");
-    if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, job_id)
-        .bind(2, a.name)
-        .bind(3, a.sha256)
-        .bind(4, a.type)
-        .bind(5, static_cast<int64_t>(a.size));
-    if (auto st = (*s)->run(); !st) return std::unexpected(st.error());
-  }
-  if (auto st = tx->commit(); !st) return std::unexpected(st.error());
-  for (const auto& a : artifacts)
-    if (auto it = unclaimed_artifacts_.find(a.sha256); it != unclaimed_artifacts_.end()) unclaimed_artifacts_.erase(it);
+        auto update = sql("UPDATE jobs SET state = 'finished', outcome = ?2, finished_at = ?3 WHERE id = ?1");
+        if (!update) return std::unexpected(update.error());
+        (*update)->bind(1, job_id).bind(2, outcome).bind(3, at);
+        if (auto st = (*update)->run(); !st) return st;
+
+        for (const auto& a : artifacts) {
+          auto s = sql("INSERT INTO artifacts (job_id, name, sha256, type, size) VALUES (?1, ?2, ?3, ?4, ?5)");
+          if (!s) return std::unexpected(s.error());
+          (*s)->bind(1, job_id).bind(2, a.name).bind(3, a.sha256).bind(4, a.type).bind(5, static_cast<int64_t>(a.size));
+          if (auto st = (*s)->run(); !st) return st;
+        }
+        return {};
+      },
+      [&] {
+        for (const auto& a : artifacts)
+          if (auto it = unclaimed_artifacts_.find(a.sha256); it != unclaimed_artifacts_.end())
+            unclaimed_artifacts_.erase(it);
+      });
+  if (!st) return std::unexpected(st.error());
   return record;
 }
 

@@ -36,12 +36,13 @@ SessionCallRow read_call(const Statement& s) {
 
 Status Store::create_session(const SessionRow& row) {
   if (row.id.empty() || row.tenant_id.empty()) return fail("a session needs an id and a tenant");
-  std::lock_guard lock(mu_);
-  auto s = sql("INSERT INTO sessions (id, tenant_id, key_id, state, request_json, created_at) "
-               "VALUES (?1, ?2, ?3, 'open', ?4, ?5)");
-  if (!s) return std::unexpected(s.error());
-  (*s)->bind(1, row.id).bind(2, row.tenant_id).bind(3, row.key_id).bind(4, row.request_json).bind(5, row.created_at);
-  return (*s)->run();
+  return write([&]() -> Status {
+    auto s = sql("INSERT INTO sessions (id, tenant_id, key_id, state, request_json, created_at) "
+                 "VALUES (?1, ?2, ?3, 'open', ?4, ?5)");
+    if (!s) return std::unexpected(s.error());
+    (*s)->bind(1, row.id).bind(2, row.tenant_id).bind(3, row.key_id).bind(4, row.request_json).bind(5, row.created_at);
+    return (*s)->run();
+  });
 }
 
 Result<std::optional<SessionRow>> Store::session(const std::string& tenant_id, const std::string& id) {
@@ -70,11 +71,12 @@ Result<std::vector<SessionRow>> Store::open_sessions() {
 
 Status Store::add_session_call(const SessionCallRow& call) {
   if (!nlohmann::json::accept(call.call_json)) return fail("call '" + call.id + "' is not stored as JSON");
-  std::lock_guard lock(mu_);
-  auto s = sql("INSERT INTO session_calls (session_id, seq, id, call_json) VALUES (?1, ?2, ?3, ?4)");
-  if (!s) return std::unexpected(s.error());
-  (*s)->bind(1, call.session_id).bind(2, call.seq).bind(3, call.id).bind(4, call.call_json);
-  return (*s)->run();
+  return write([&]() -> Status {
+    auto s = sql("INSERT INTO session_calls (session_id, seq, id, call_json) VALUES (?1, ?2, ?3, ?4)");
+    if (!s) return std::unexpected(s.error());
+    (*s)->bind(1, call.session_id).bind(2, call.seq).bind(3, call.id).bind(4, call.call_json);
+    return (*s)->run();
+  });
 }
 
 Result<std::vector<SessionCallRow>> Store::session_calls(const std::string& session_id) {
@@ -99,31 +101,31 @@ Result<StoredRecord> Store::close_session(const std::string& id, const std::stri
   if (reason.empty()) return fail("closing session '" + id + "' without a reason");
   if (!nlohmann::json::accept(record_json)) return fail("the record of session '" + id + "' is not JSON");
   std::string at = closed_at.empty() ? jobs::now_rfc3339() : closed_at;
-  std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
-  if (!tx) return std::unexpected(tx.error());
-  std::string tenant_id;
-  {
-    auto s = sql("SELECT tenant_id, state FROM sessions WHERE id = ?1");
-    if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, id);
-    auto row = (*s)->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return fail("no session '" + id + "'");
-    if ((*s)->text(1) != "open") return fail("session '" + id + "' is already closed");
-    tenant_id = (*s)->text(0);
-  }
   StoredRecord record;
-  record.tenant_id = tenant_id;
-  record.job_id = id;
-  record.json = record_json;
-  record.created_at = at;
-  if (auto st = append_record_locked(record); !st) return std::unexpected(st.error());
-  auto update = sql("UPDATE sessions SET state = 'closed', closed_at = ?2, close_reason = ?3 WHERE id = ?1");
-  if (!update) return std::unexpected(update.error());
-  (*update)->bind(1, id).bind(2, at).bind(3, reason);
-  if (auto st = (*update)->run(); !st) return std::unexpected(st.error());
-  if (auto st = tx->commit(); !st) return std::unexpected(st.error());
+  auto st = write([&]() -> Status {
+    std::string tenant_id;
+    {
+      auto s = sql("SELECT tenant_id, state FROM sessions WHERE id = ?1");
+      if (!s) return std::unexpected(s.error());
+      (*s)->bind(1, id);
+      auto row = (*s)->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) return fail("no session '" + id + "'");
+      if ((*s)->text(1) != "open") return fail("session '" + id + "' is already closed");
+      tenant_id = (*s)->text(0);
+    }
+    record = StoredRecord{};
+    record.tenant_id = tenant_id;
+    record.job_id = id;
+    record.json = record_json;
+    record.created_at = at;
+    if (auto st = append_record_locked(record); !st) return st;
+    auto update = sql("UPDATE sessions SET state = 'closed', closed_at = ?2, close_reason = ?3 WHERE id = ?1");
+    if (!update) return std::unexpected(update.error());
+    (*update)->bind(1, id).bind(2, at).bind(3, reason);
+    return (*update)->run();
+  });
+  if (!st) return std::unexpected(st.error());
   return record;
 }
 

@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <set>
 
 #include "jobs/record.h"
 #include "store/chain.h"
 #include "store/store.h"
+#include "store/sync.h"
 #include "workspace/snapshot_manifest.h"
 
 namespace airlock::store {
@@ -53,6 +55,16 @@ Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in, 
   if (row.created_at.empty()) row.created_at = jobs::now_rfc3339();
   const std::vector<std::string> contents = manifest->contents();
 
+  // capture_tree fsynced each content's bytes, not the links that name them:
+  // the directories that hold them are synced before the rows that name them
+  // commit (at most 256 and sha256/; a syncfs would flush every other writer's
+  // dirty data on the filesystem too). A missing content is reported below.
+  std::set<std::string> dirs;
+  for (const auto& sha : contents)
+    if (std::string p = cas_.path(sha); !p.empty()) dirs.insert(p.substr(0, p.find_last_of('/')));
+  dirs.insert(cas_.root() + "/sha256");
+  for (const auto& d : dirs)
+    if (auto st = sync_dir(d); !st && st.error().err != ENOENT) return std::unexpected(st.error());
   std::lock_guard lock(mu_);
   auto tx = Transaction::begin(db_);
   if (!tx) return std::unexpected(tx.error());

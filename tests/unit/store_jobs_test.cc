@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -136,7 +137,10 @@ TEST_F(StoreJobs, UnfinishedJobsSpanTenantsOldestFirst) {
 TEST_F(StoreJobs, AnotherTenantsJobRecordAndFileDoNotExist) {
   JobRow job = new_job(a_);
   finish(job.id, "succeeded", at(1));
-  FileRow file{"", a_, "in.csv", 3, std::string(64, 'c'), "/x/in.csv", ""};
+  // add_file syncs the upload before its row commits: the file must exist.
+  std::string path = tmp_.path() + "/in.csv";
+  std::ofstream(path) << "a,b";
+  FileRow file{"", a_, "in.csv", 3, std::string(64, 'c'), path, ""};
   auto added = store_->add_file(file);
   ASSERT_TRUE(added);
 

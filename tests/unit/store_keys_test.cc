@@ -216,7 +216,8 @@ TEST(StoreFiles, AddAndLookUpOnlyWithinTheTenant) {
   row.name = "data.csv";
   row.size = 42;
   row.sha256 = std::string(64, 'a');
-  row.path = "/srv/files/x/data.csv";
+  row.path = tmp.path() + "/data.csv";  // add_file syncs it before its row commits
+  std::ofstream(row.path) << "data";
   auto added = store->add_file(row);
   ASSERT_TRUE(added) << added.error().message();
   EXPECT_FALSE(added->id.empty());

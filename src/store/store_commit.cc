@@ -1,0 +1,78 @@
+// Store: the group commit. Writes queued while a commit was on its way to the
+// disk run in one transaction, each inside a savepoint so that a refused write
+// (a job already finished, a constraint) is rolled back alone and the others
+// still commit. See docs/store.md "Durability".
+#include <cstdlib>
+#include <string>
+
+#include "store/store.h"
+
+namespace airlock::store {
+
+StoreOptions StoreOptions::defaults() {
+  StoreOptions o;
+  if (const char* v = std::getenv("AIRLOCK_STORE_MAX_BATCH"); v && *v) {
+    char* end = nullptr;
+    unsigned long n = std::strtoul(v, &end, 10);
+    if (end && *end == '\0' && n >= 1 && n <= 4096) o.max_batch = n;
+  }
+  return o;
+}
+
+Status Store::write(std::function<Status()> apply, std::function<void()> committed) {
+  CommitQueue::Write w;
+  w.apply = std::move(apply);
+  w.committed = std::move(committed);
+  return commits_.submit(w);
+}
+
+void Store::commit_batch(const std::vector<CommitQueue::Write*>& batch) {
+  std::lock_guard lock(mu_);
+  commit_locked(batch);
+}
+
+void Store::commit_locked(const std::vector<CommitQueue::Write*>& batch) {
+  auto fail_all = [&](const Error& e) {
+    for (auto* w : batch) w->result = std::unexpected(e);
+  };
+  auto tx = Transaction::begin(db_);
+  if (!tx) return fail_all(tx.error());
+  const bool alone = batch.size() == 1;  // no savepoint needed: the transaction is the write's
+  std::vector<CommitQueue::Write*> applied;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    CommitQueue::Write* w = batch[i];
+    if (!alone)
+      if (auto st = db_.exec("SAVEPOINT write"); !st) return fail_all(st.error());
+    Status st = w->apply();
+    if (st) {
+      if (!alone)
+        if (auto rel = db_.exec("RELEASE write"); !rel) return fail_all(rel.error());
+      applied.push_back(w);
+      continue;
+    }
+    w->result = st;
+    if (alone) return;  // the guard rolls the transaction back
+    if (sqlite3_get_autocommit(db_.get())) {
+      // SQLite rolled the whole transaction back (an I/O error, a full disk):
+      // what the earlier writes applied is gone as well. Each of the others
+      // is run again, alone, so that this one's failure costs them nothing.
+      for (auto* o : applied) commit_locked({o});
+      for (size_t j = i + 1; j < batch.size(); ++j) commit_locked({batch[j]});
+      return;
+    }
+    if (auto rb = db_.exec("ROLLBACK TO write"); !rb) return fail_all(rb.error());
+    if (auto rel = db_.exec("RELEASE write"); !rel) return fail_all(rel.error());
+  }
+  // With synchronous = FULL the commit returns once the WAL is fsynced: one
+  // fsync for the whole batch.
+  if (auto st = tx->commit(); !st) {
+    for (auto* w : applied) w->result = std::unexpected(st.error());
+    return;
+  }
+  for (auto* w : applied) {
+    w->result = {};
+    if (w->committed) w->committed();
+  }
+}
+
+}  // namespace airlock::store

@@ -15,6 +15,7 @@ int session_command(const std::vector<std::string>& args);  // session_command.c
 int zygote_command(const std::vector<std::string>& args);  // zygote_command.cc (internal)
 int mcp_command(const std::vector<std::string>& args);     // mcp_command.cc
 int image_command(const std::vector<std::string>& args);   // image_command.cc
+int inspect_command(const std::vector<std::string>& args);  // inspect_command.cc (internal)
 
 namespace {
 
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   if (command == "mcp") return mcp_command(args);
   if (command == "zygote") return zygote_command(args);
   if (command == "image") return image_command(args);
+  if (command == "inspect-archive") return inspect_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

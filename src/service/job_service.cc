@@ -24,6 +24,7 @@
 #include "sys/file_io.h"
 #include "sys/remove_tree.h"
 #include "validate/checks.h"
+#include "service/archive_reader.h"
 #include "service/pdf_reader.h"
 #include "workspace/file_type.h"
 #include "workspace/manifest.h"
@@ -688,7 +689,8 @@ void JobService::run_one(const QueuedJob& q) {
                        .image_args = {"--image-dir", service_image_dir(config_)}};
     if (checks) {
       for (const auto& r : validate::run_checks(*checks, read_from(output_by_name), read_from(input_by_name),
-                                                config_.check_limits, sandboxed_pdf_reader(pdf, output_by_name))) {
+                                                config_.check_limits, sandboxed_pdf_reader(pdf, output_by_name),
+                                                confined_archive_reader(binary, output_by_name))) {
         results.push_back(validate::to_json(r));
         if (!r.passed && first_failure.empty()) first_failure = r.label + ": " + r.detail;
       }

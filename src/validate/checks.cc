@@ -382,7 +382,7 @@ Result<ArchiveSpec> parse_archive(const Fields& f) {
   spec.output = *output;
   if (auto s = parse_bounds(f, spec.bounds); !s) return std::unexpected(s.error());
   if (const json* types = f.find("member_types")) {
-    std::string shape = ": must be a non-empty array of file types (text, csv, tsv, json, png, jpeg, pdf, svg, xml, binary)";
+    std::string shape = ": must be a non-empty array of file types (text, csv, tsv, json, png, jpeg, pdf, svg, xml, archive, binary)";
     if (!types->is_array() || types->empty() || types->size() > 16) return fail(f.at("member_types") + shape);
     workspace::TypeSet set;
     for (const auto& item : *types) {

@@ -38,7 +38,7 @@ std::string script(const std::string& name) {
 std::map<std::string, json> run_checks_job(HttpClient& http, const TestKey& key, const std::string& code,
                                            const json& checks, json* job = nullptr) {
   json body = {{"code", code},
-               {"policy", {{"outputs", {{"types", {"archive", "pdf", "text", "csv"}}, {"max_files", 30}}}}},
+               {"policy", {{"outputs", {{"types", {"archive", "pdf", "text", "csv", "png"}}, {"max_files", 30}}}}},
                {"checks", checks}};
   json r = run_job(http, key, body, 120);
   if (job) *job = r;
@@ -203,17 +203,10 @@ TEST_F(InspectChecksTest, AnalystBundleIsInspectedBeforeItIsPublished) {
   // The job writes the example and its inputs where the example looks for them, then runs it.
   json files = {{"analyst.py", example("analyst.py")}, {"analyst_bundle.py", example("analyst_bundle.py")},
                 {"in/sales_jan.csv", example("sales_jan.csv")}, {"in/sales_feb.csv", example("sales_feb.csv")}};
-  std::string code = "import json, os, runpy
-os.makedirs('/tmp/ex/in')
-files = json.loads(" + json(files.dump()).dump() +
-                     ")
-for n, t in files.items():
-    open('/tmp/ex/' + n, 'w').write(t)
-"
-                     "os.environ['AIRLOCK_INPUTS'] = '/tmp/ex/in'
-"
-                     "runpy.run_path('/tmp/ex/analyst_bundle.py', run_name='__main__')
-";
+  std::string code = "import json, os, runpy\nos.makedirs('/tmp/ex/in')\nfiles = json.loads(" + json(files.dump()).dump() +
+                     ")\nfor n, t in files.items():\n    open('/tmp/ex/' + n, 'w').write(t)\n"
+                     "os.environ['AIRLOCK_INPUTS'] = '/tmp/ex/in'\n"
+                     "runpy.run_path('/tmp/ex/analyst_bundle.py', run_name='__main__')\n";
   json checks = json::array({{{"kind", "archive"}, {"output", "bundle.zip"}, {"name", "bundle"},
                               {"member_types", {"csv", "png"}}, {"max_members", 2}},
                              {{"kind", "archive"}, {"output", "bundle.zip"}, {"name", "csv only"},
@@ -230,7 +223,9 @@ for n, t in files.items():
   // The digests in the check's record are those of the job's own outputs.
   for (const auto& o : job["record"]["outputs"])
     for (const auto& m : members)
-      if (o["name"] == m["name"]) EXPECT_EQ(o["sha256"], m["sha256"]) << m["name"];
+      if (o["name"] == m["name"]) {
+        EXPECT_EQ(o["sha256"], m["sha256"]) << m["name"];
+      }
   EXPECT_FALSE(c["csv only"]["passed"]);
   EXPECT_EQ(c["csv only"]["detail"], "bundle.zip is refused: member \"chart.png\" is png, not one of csv");
   EXPECT_EQ(job["outcome"], "output_rejected");

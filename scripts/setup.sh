@@ -18,6 +18,8 @@ packages=(
   mmdebstrap erofs-utils
   # the pdf check's reader (pdfinfo, pdftotext), run in a sandbox on the host image
   poppler-utils
+  # the archive and office checks: libarchive, run in a confined child (docs/checks.md)
+  libarchive-dev
 )
 
 missing=()

@@ -18,6 +18,7 @@ int image_command(const std::vector<std::string>& args);   // image_command.cc
 int selftest_command(const std::vector<std::string>& args);  // selftest_command.cc
 int usage_command(const std::vector<std::string>& args);     // usage_command.cc
 int estimate_command(const std::vector<std::string>& args);  // estimate_command.cc
+int inspect_command(const std::vector<std::string>& args);  // inspect_command.cc (internal)
 
 namespace {
 
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   if (command == "selftest") return selftest_command(args);
   if (command == "usage") return usage_command(args);
   if (command == "estimate") return estimate_command(args);
+  if (command == "inspect-archive") return inspect_command(args);
   std::fprintf(stderr, "airlock: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 125;
 }

@@ -85,7 +85,7 @@ Result<workspace::TypeSet> parse_type_list(const std::string& text) {
   for (const auto& name : split(text, ',')) {
     auto type = workspace::type_from_name(name);
     if (!type || *type == workspace::FileType::kBinary)
-      return fail("has an unknown type '" + name + "' (known: text, csv, tsv, json, png, jpeg, pdf, svg, xml, git-bundle)");
+      return fail("has an unknown type '" + name + "' (known: text, csv, tsv, json, png, jpeg, pdf, svg, xml, git-bundle, archive)");
     out.insert(*type);
   }
   return out;

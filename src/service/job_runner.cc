@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "jobs/run_job.h"
+#include "service/archive_reader.h"
 #include "sys/file_io.h"
 
 namespace airlock::service {
@@ -114,7 +115,8 @@ std::optional<std::string> run_checks(const RunnerSetup& setup, const RunnerJob&
   PdfReaderSetup pdf = setup.pdf;
   pdf.scratch_dir = job.work_dir;
   rec.checks = validate::run_checks(*checks, files_by_name(outputs), files_by_name(inputs), setup.check_limits,
-                                    sandboxed_pdf_reader(pdf, outputs));
+                                    sandboxed_pdf_reader(pdf, outputs),
+                                    confined_archive_reader(setup.pdf.airlock_binary, outputs));
   for (const auto& r : *rec.checks)
     if (!r.passed) return r.label + ": " + r.detail;
   return std::nullopt;

@@ -31,4 +31,17 @@ validate::PdfReader sandboxed_pdf_reader(PdfReaderSetup setup, std::map<std::str
 // taken from the document's strings.
 Result<uint64_t> pages_from_pdfinfo(const std::string& info);
 
+// What else the reader's outputs say, each parsed only from poppler's own
+// lines: the "Encrypted:" line and the "Page N size:" lines after the last
+// "Pages:" line (`pdfinfo -f 1 -l 1000`), the count on the first line of
+// `pdfdetach -list`, the URLs of `pdfinfo -url` (after its header line), the
+// counts of pdf_actions.py. They fill `facts`.
+Status facts_from_pdfinfo(const std::string& info, validate::PdfFacts& facts);
+Status embedded_from_pdfdetach(const std::string& list, validate::PdfFacts& facts);
+void urls_from_pdfinfo(const std::string& list, validate::PdfFacts& facts);
+Status actions_from_scan(const std::string& counts, const std::string& js, validate::PdfFacts& facts);
+
+// The text of src/service/pdf_actions.py (compiled in).
+const std::string& pdf_actions_script();
+
 }  // namespace airlock::service

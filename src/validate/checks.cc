@@ -6,11 +6,15 @@
 #include <cstdio>
 #include <set>
 #include <string_view>
+#include <tuple>
+#include <algorithm>
 
 #include "validate/csv.h"
 #include "validate/image_size.h"
 #include "validate/json_schema.h"
 #include "validate/junit.h"
+#include "validate/office.h"
+#include "workspace/file_type.h"
 #include "validate/text.h"
 
 namespace airlock::validate {
@@ -62,8 +66,26 @@ struct JunitSpec {
 struct PdfSpec {
   std::string output;
   std::optional<uint64_t> min_pages, max_pages;
+  std::optional<double> min_page_width, max_page_width, min_page_height, max_page_height;
   std::vector<std::string> contains, excludes;
+  std::set<std::string> allow;  // of kPdfAllowable
 };
+
+const std::vector<std::string_view> kPdfAllowable = {"javascript", "launch", "uri", "embedded_files", "encryption"};
+
+struct ArchiveSpec {
+  std::string output;
+  ArchiveBounds bounds;
+  std::optional<workspace::TypeSet> member_types;
+};
+
+struct OfficeSpec {
+  std::string output;
+  ArchiveBounds bounds;
+  bool allow_hyperlinks = false;
+};
+
+constexpr uint64_t kMaxArchiveMembers = 10000;
 
 constexpr size_t kMaxPhrases = 16;
 constexpr size_t kMaxPhraseBytes = 1000;
@@ -276,7 +298,9 @@ Result<std::vector<std::string>> phrases(const Fields& f, std::string_view key) 
 }
 
 Result<PdfSpec> parse_pdf(const Fields& f) {
-  if (auto s = f.only({"kind", "name", "output", "min_pages", "max_pages", "contains", "excludes"}); !s)
+  if (auto s = f.only({"kind", "name", "output", "min_pages", "max_pages", "min_page_width", "max_page_width",
+                       "min_page_height", "max_page_height", "contains", "excludes", "allow"});
+      !s)
     return std::unexpected(s.error());
   PdfSpec spec;
   auto output = f.string("output", kMaxFileNameBytes);
@@ -296,11 +320,101 @@ Result<PdfSpec> parse_pdf(const Fields& f) {
   auto excludes = phrases(f, "excludes");
   if (!excludes) return std::unexpected(excludes.error());
   spec.excludes = std::move(*excludes);
+  std::optional<double>* sizes[] = {&spec.min_page_width, &spec.max_page_width, &spec.min_page_height,
+                                    &spec.max_page_height};
+  const char* size_keys[] = {"min_page_width", "max_page_width", "min_page_height", "max_page_height"};
+  for (size_t i = 0; i < 4; ++i) {
+    auto v = f.non_negative(size_keys[i]);
+    if (!v) return std::unexpected(v.error());
+    *sizes[i] = *v;
+  }
+  for (auto [lo, hi, lo_key, hi_key] : {std::tuple{spec.min_page_width, spec.max_page_width, "min_page_width", "max_page_width"},
+                                        std::tuple{spec.min_page_height, spec.max_page_height, "min_page_height", "max_page_height"}})
+    if (lo && hi && *lo > *hi) return fail(f.at(lo_key) + ": greater than " + hi_key);
+  if (const json* allow = f.find("allow")) {
+    std::string shape = ": must be an array of distinct names among " + join(kPdfAllowable);
+    if (!allow->is_array()) return fail(f.at("allow") + shape);
+    for (const auto& item : *allow) {
+      if (!item.is_string()) return fail(f.at("allow") + shape);
+      const auto& v = item.get_ref<const std::string&>();
+      if (std::find(kPdfAllowable.begin(), kPdfAllowable.end(), v) == kPdfAllowable.end())
+        return fail(f.at("allow") + ": unknown " + in_quotes(v) + " (allowed: " + join(kPdfAllowable) + ")");
+      if (!spec.allow.insert(v).second) return fail(f.at("allow") + ": " + in_quotes(v) + " named twice");
+    }
+  }
+  return spec;
+}
+
+// The bounds shared by archive and office checks, each optional.
+Status parse_bounds(const Fields& f, ArchiveBounds& b) {
+  auto members = f.count("max_members");
+  if (!members) return std::unexpected(members.error());
+  if (*members) {
+    if (**members == 0 || **members > kMaxArchiveMembers)
+      return fail(f.at("max_members") + ": must be 1 to " + std::to_string(kMaxArchiveMembers));
+    b.max_members = **members;
+  }
+  for (auto [key, slot] : {std::pair{"max_member_bytes", &b.max_member_bytes}, std::pair{"max_total_bytes", &b.max_total_bytes}}) {
+    auto v = f.count(key);
+    if (!v) return std::unexpected(v.error());
+    if (*v) {
+      if (**v == 0 || **v > (uint64_t{1} << 40)) return fail(f.at(key) + ": must be 1 to 2^40 bytes");
+      *slot = **v;
+    }
+  }
+  auto ratio = f.non_negative("max_ratio");
+  if (!ratio) return std::unexpected(ratio.error());
+  if (*ratio) {
+    if (**ratio < 1 || **ratio > 1e6) return fail(f.at("max_ratio") + ": must be a number from 1 to 1000000");
+    b.max_ratio = **ratio;
+  }
+  return {};
+}
+
+Result<ArchiveSpec> parse_archive(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "max_members", "max_member_bytes", "max_total_bytes", "max_ratio",
+                       "member_types"});
+      !s)
+    return std::unexpected(s.error());
+  ArchiveSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  if (auto s = parse_bounds(f, spec.bounds); !s) return std::unexpected(s.error());
+  if (const json* types = f.find("member_types")) {
+    std::string shape = ": must be a non-empty array of file types (text, csv, tsv, json, png, jpeg, pdf, svg, xml, archive, binary)";
+    if (!types->is_array() || types->empty() || types->size() > 16) return fail(f.at("member_types") + shape);
+    workspace::TypeSet set;
+    for (const auto& item : *types) {
+      if (!item.is_string()) return fail(f.at("member_types") + shape);
+      auto type = workspace::type_from_name(item.get<std::string>());
+      if (!type) return fail(f.at("member_types") + ": unknown type " + in_quotes(item.get<std::string>()) + shape.substr(1));
+      set.insert(*type);
+    }
+    spec.member_types = std::move(set);
+  }
+  return spec;
+}
+
+Result<OfficeSpec> parse_office(const Fields& f) {
+  if (auto s = f.only({"kind", "name", "output", "max_members", "max_member_bytes", "max_total_bytes", "max_ratio",
+                       "allow_hyperlinks"});
+      !s)
+    return std::unexpected(s.error());
+  OfficeSpec spec;
+  auto output = f.string("output", kMaxFileNameBytes);
+  if (!output) return std::unexpected(output.error());
+  spec.output = *output;
+  if (auto s = parse_bounds(f, spec.bounds); !s) return std::unexpected(s.error());
+  if (const json* v = f.find("allow_hyperlinks")) {
+    if (!v->is_boolean()) return fail(f.at("allow_hyperlinks") + ": must be true or false");
+    spec.allow_hyperlinks = v->get<bool>();
+  }
   return spec;
 }
 
 const std::vector<std::string_view> kKinds = {"csv_column_sum", "csv_row_count", "json_schema",
-                                              "image_dimensions", "junit", "pdf"};
+                                              "image_dimensions", "junit", "pdf", "archive", "office"};
 
 // Checks one element's shape; returns its kind.
 Result<std::string> check_shape(const json& element, const std::string& where) {
@@ -321,6 +435,10 @@ Result<std::string> check_shape(const json& element, const std::string& where) {
     if (auto s = parse_junit(f); !s) shape = std::unexpected(s.error());
   } else if (*kind == "pdf") {
     if (auto s = parse_pdf(f); !s) shape = std::unexpected(s.error());
+  } else if (*kind == "archive") {
+    if (auto s = parse_archive(f); !s) shape = std::unexpected(s.error());
+  } else if (*kind == "office") {
+    if (auto s = parse_office(f); !s) shape = std::unexpected(s.error());
   } else {
     return fail(f.at("kind") + ": unknown kind " + in_quotes(*kind) + " (supported: " + join(kKinds) +
                 ")");
@@ -599,6 +717,33 @@ Status looks_like_pdf(ByteSource& source) {
   return {};
 }
 
+std::string points(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+// What the document holds that the check refuses (unless allowed), and its page sizes.
+std::optional<std::string> pdf_refusal(const PdfSpec& spec, const PdfFacts& facts) {
+  auto allowed = [&](const char* what) { return spec.allow.contains(what); };
+  if (facts.encrypted && !allowed("encryption")) return "it is encrypted";
+  if (facts.javascript > 0 && !allowed("javascript")) return std::string("it holds JavaScript");
+  if (facts.launch_actions > 0 && !allowed("launch")) return std::string("it holds a Launch action (runs a program)");
+  if (!facts.urls.empty() && !allowed("uri"))
+    return "it holds " + plural(facts.urls.size(), "URI link") + ", the first to " + in_quotes(facts.urls.front(), 200);
+  if (facts.embedded_files > 0 && !allowed("embedded_files"))
+    return "it holds " + plural(facts.embedded_files, "embedded file");
+  if (spec.max_page_width && facts.max_page_width > *spec.max_page_width)
+    return "a page " + points(facts.max_page_width) + " pt wide, more than max_page_width " + points(*spec.max_page_width);
+  if (spec.max_page_height && facts.max_page_height > *spec.max_page_height)
+    return "a page " + points(facts.max_page_height) + " pt high, more than max_page_height " + points(*spec.max_page_height);
+  if (spec.min_page_width && facts.min_page_width < *spec.min_page_width)
+    return "a page " + points(facts.min_page_width) + " pt wide, less than min_page_width " + points(*spec.min_page_width);
+  if (spec.min_page_height && facts.min_page_height < *spec.min_page_height)
+    return "a page " + points(facts.min_page_height) + " pt high, less than min_page_height " + points(*spec.min_page_height);
+  return std::nullopt;
+}
+
 CheckResult run_pdf(const PdfSpec& spec, const FileSource& outputs, const PdfReader& reader) {
   auto file = outputs(spec.output);
   if (!file) return {.detail = no_output(spec.output)};
@@ -612,6 +757,7 @@ CheckResult run_pdf(const PdfSpec& spec, const FileSource& outputs, const PdfRea
     return {.detail = has + ", fewer than min_pages " + std::to_string(*spec.min_pages)};
   if (spec.max_pages && facts->pages > *spec.max_pages)
     return {.detail = has + ", more than max_pages " + std::to_string(*spec.max_pages)};
+  if (auto refusal = pdf_refusal(spec, *facts)) return {.detail = has + "; " + *refusal};
   std::string text = collapse_space(facts->text);
   for (const auto& phrase : spec.contains)
     if (text.find(phrase) == std::string::npos) return {.detail = has + "; its text does not contain " + in_quotes(phrase, 100)};
@@ -625,8 +771,83 @@ CheckResult run_pdf(const PdfSpec& spec, const FileSource& outputs, const PdfRea
   return {.passed = true, .detail = has + (shown.empty() ? "" : " (" + shown + ")")};
 }
 
+nlohmann::json members_json(const ArchiveScan& scan) {
+  json members = json::array();
+  for (const auto& m : scan.members) {
+    json o = {{"name", printable(m.name, 1024, false)}, {"kind", kind_name(m.kind)}, {"size", m.size}};
+    if (!m.sha256.empty()) o["sha256"] = m.sha256;
+    if (!m.type.empty()) o["type"] = m.type;
+    members.push_back(std::move(o));
+  }
+  return members;
+}
+
+std::string bounds_text(const ArchiveBounds& b) {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%g", b.max_ratio);
+  return "max_members " + std::to_string(b.max_members) + ", max_member_bytes " + std::to_string(b.max_member_bytes) +
+         ", max_total_bytes " + std::to_string(b.max_total_bytes) + ", max_ratio " + ratio;
+}
+
+uint64_t total_size(const ArchiveScan& scan) {
+  uint64_t total = 0;
+  for (const auto& m : scan.members) total += m.size;
+  return total;
+}
+
+// Scans `output` through the reader; a refusal or a failure of the reader is the result's detail.
+std::optional<CheckResult> scan_output(const std::string& output, const ArchiveBounds& bounds,
+                                       const ArchiveScanOptions& options, const FileSource& outputs,
+                                       const ArchiveReader& reader, ArchiveScan& scan) {
+  std::string name = printable(output, 200);
+  if (!outputs(output)) return CheckResult{.detail = no_output(output)};
+  if (!reader)
+    return CheckResult{.detail = name + ": archive checks need an archive reader (libarchive in a confined process), and none is configured"};
+  auto result = reader(output, bounds, options);
+  if (!result) return CheckResult{.detail = name + ": " + result.error().what};
+  scan = std::move(*result);
+  if (scan.refused)
+    return CheckResult{.detail = name + " is refused: " + *scan.refused, .members = members_json(scan)};
+  return std::nullopt;
+}
+
+CheckResult run_archive(const ArchiveSpec& spec, const FileSource& outputs, const ArchiveReader& reader) {
+  ArchiveScan scan;
+  ArchiveScanOptions options{.type_members = spec.member_types.has_value()};
+  if (auto done = scan_output(spec.output, spec.bounds, options, outputs, reader, scan)) return *done;
+  std::string name = printable(spec.output, 200);
+  if (spec.member_types) {
+    for (const auto& m : scan.members) {
+      if (m.kind != MemberKind::kFile) continue;
+      auto type = workspace::type_from_name(m.type);
+      if (!type || !spec.member_types->contains(*type))
+        return {.detail = name + " is refused: member " + in_quotes(m.name, 200) + " is " +
+                          (m.type.empty() ? "untyped" : m.type) + ", not one of " + workspace::describe_types(*spec.member_types),
+                .members = members_json(scan)};
+    }
+  }
+  return {.passed = true,
+          .detail = name + ": " + printable(scan.format, 80, false) + ", " + plural(scan.members.size(), "member") + ", " +
+                    std::to_string(total_size(scan)) + " bytes (" + bounds_text(spec.bounds) + ")",
+          .members = members_json(scan)};
+}
+
+CheckResult run_office(const OfficeSpec& spec, const FileSource& outputs, const ArchiveReader& reader) {
+  ArchiveScan scan;
+  ArchiveScanOptions options{.keep_rels = true};
+  if (auto done = scan_output(spec.output, spec.bounds, options, outputs, reader, scan)) return *done;
+  std::string name = printable(spec.output, 200);
+  if (auto refusal = office_refusal(scan, spec.allow_hyperlinks))
+    return {.detail = name + " is refused: " + *refusal, .members = members_json(scan)};
+  return {.passed = true,
+          .detail = name + ": an Office package of " + plural(scan.members.size(), "part") + ", " +
+                    plural(scan.rels.size(), "relationships part") + ", no macros, no external links" +
+                    (spec.allow_hyperlinks ? " (hyperlinks allowed)" : ""),
+          .members = members_json(scan)};
+}
+
 CheckResult run_one(const Check& check, size_t index, const FileSource& outputs, const FileSource& inputs,
-                    Budget& budget, const PdfReader& pdf) {
+                    Budget& budget, const PdfReader& pdf, const ArchiveReader& archive) {
   std::string where = "checks[" + std::to_string(index) + "]";
   auto invalid = [](const Error& e) { return CheckResult{.detail = "invalid check: " + e.what}; };
   if (!check.spec.is_object()) return invalid(Error{where + ": must be an object"});
@@ -654,6 +875,14 @@ CheckResult run_one(const Check& check, size_t index, const FileSource& outputs,
   if (check.kind == "pdf") {
     auto spec = parse_pdf(f);
     return spec ? run_pdf(*spec, outputs, pdf) : invalid(spec.error());
+  }
+  if (check.kind == "archive") {
+    auto spec = parse_archive(f);
+    return spec ? run_archive(*spec, outputs, archive) : invalid(spec.error());
+  }
+  if (check.kind == "office") {
+    auto spec = parse_office(f);
+    return spec ? run_office(*spec, outputs, archive) : invalid(spec.error());
   }
   return invalid(Error{where + ": unknown kind " + in_quotes(check.kind)});
 }
@@ -683,13 +912,14 @@ Result<std::vector<Check>> parse_checks(const json& checks) {
 }
 
 std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
-                                    const FileSource& inputs, const CheckLimits& limits, const PdfReader& pdf) {
+                                    const FileSource& inputs, const CheckLimits& limits, const PdfReader& pdf,
+                                    const ArchiveReader& archive) {
   std::vector<CheckResult> results;
   results.reserve(checks.size());
   Budget budget(limits);
   for (size_t i = 0; i < checks.size(); ++i) {
     CheckResult r =
-        budget.spent() ? CheckResult{.detail = budget.stopped()} : run_one(checks[i], i, outputs, inputs, budget, pdf);
+        budget.spent() ? CheckResult{.detail = budget.stopped()} : run_one(checks[i], i, outputs, inputs, budget, pdf, archive);
     r.label = checks[i].label;
     r.kind = checks[i].kind;
     r.detail = truncate_utf8(std::move(r.detail), kMaxDetailBytes);
@@ -699,7 +929,9 @@ std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const File
 }
 
 json to_json(const CheckResult& r) {
-  return json{{"label", r.label}, {"kind", r.kind}, {"passed", r.passed}, {"detail", r.detail}};
+  json j{{"label", r.label}, {"kind", r.kind}, {"passed", r.passed}, {"detail", r.detail}};
+  if (!r.members.is_null()) j["members"] = r.members;
+  return j;
 }
 
 }  // namespace airlock::validate

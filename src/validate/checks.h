@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "validate/archive_scan.h"
 #include "validate/csv.h"
 
 namespace airlock::validate {
@@ -41,6 +42,9 @@ struct CheckResult {
   // 40062.50, sum of sales_jan.csv:revenue + sales_feb.csv:revenue = 40062.50
   // (tolerance 0.01)".
   std::string detail;
+  // archive and office checks: every member read, [{"name", "kind", "size",
+  // "sha256"}] (null for the other kinds).
+  nlohmann::json members;
 };
 
 // Opens a file by name, to be read in pieces; nullopt when there is no such
@@ -65,11 +69,26 @@ struct CheckLimits {
 struct PdfFacts {
   uint64_t pages = 0;
   std::string text;
+  // What the check refuses unless its "allow" names it.
+  uint64_t javascript = 0;      // JavaScript found (pdfinfo -js, and /JS in the document's objects)
+  uint64_t launch_actions = 0;  // /Launch actions found in the document's objects
+  std::vector<std::string> urls;  // URI targets (pdfinfo -url)
+  uint64_t embedded_files = 0;    // pdfdetach -list
+  bool encrypted = false;         // pdfinfo's "Encrypted:" line
+  // The largest page width and height seen, in points (pdfinfo -f 1 -l N), and the smallest.
+  double max_page_width = 0, max_page_height = 0, min_page_width = 0, min_page_height = 0;
 };
 // Reads the page count and text of the accepted output `name`; the caller
 // provides it (the service runs pdfinfo and pdftotext in a sandbox). An empty
 // function makes every pdf check fail with a clear reason.
 using PdfReader = std::function<Result<PdfFacts>(const std::string& name)>;
+
+// Walks the accepted output `name` as an archive (archive_scan.h) within the
+// bounds; the caller provides it (the service runs libarchive in a confined
+// child process, service/archive_reader.h). An empty function makes every
+// archive and office check fail with a clear reason.
+using ArchiveReader =
+    std::function<Result<ArchiveScan>(const std::string& name, const ArchiveBounds&, const ArchiveScanOptions&)>;
 
 // Runs every check, in order, each independently. A check that names a file
 // that is not an accepted output fails with "no accepted output named X"; an
@@ -77,9 +96,9 @@ using PdfReader = std::function<Result<PdfFacts>(const std::string& name)>;
 // did not come from parse_checks and is malformed fails with "invalid check: ...".
 std::vector<CheckResult> run_checks(const std::vector<Check>& checks, const FileSource& outputs,
                                     const FileSource& inputs, const CheckLimits& limits = {},
-                                    const PdfReader& pdf = {});
+                                    const PdfReader& pdf = {}, const ArchiveReader& archive = {});
 
-// {"label": ..., "kind": ..., "passed": ..., "detail": ...}
+// {"label": ..., "kind": ..., "passed": ..., "detail": ...} and "members" when there are.
 nlohmann::json to_json(const CheckResult& r);
 
 }  // namespace airlock::validate

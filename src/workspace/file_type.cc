@@ -12,7 +12,7 @@
 namespace airlock::workspace {
 namespace {
 
-constexpr std::array<std::pair<FileType, std::string_view>, 11> kNames = {{
+constexpr std::array<std::pair<FileType, std::string_view>, 12> kNames = {{
     {FileType::kText, "text"},
     {FileType::kCsv, "csv"},
     {FileType::kTsv, "tsv"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<FileType, std::string_view>, 11> kNames = {{
     {FileType::kSvg, "svg"},
     {FileType::kXml, "xml"},
     {FileType::kGitBundle, "git-bundle"},
+    {FileType::kArchive, "archive"},
     {FileType::kBinary, "binary"},
 }};
 
@@ -259,12 +260,18 @@ std::optional<FileType> type_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+bool is_archive(std::string_view c) {
+  return c.starts_with(std::string_view("PK\x03\x04", 4)) || c.starts_with(std::string_view("PK\x05\x06", 4)) ||
+         c.starts_with("\x1f\x8b\x08") || (c.size() >= 512 && c.substr(257, 5) == "ustar");
+}
+
 FileType detect_type(std::string_view content) {
   if (content.empty()) return FileType::kText;
   if (is_png(content)) return FileType::kPng;
   if (is_jpeg(content)) return FileType::kJpeg;
   if (is_pdf(content)) return FileType::kPdf;
   if (is_git_bundle(content)) return FileType::kGitBundle;
+  if (is_archive(content)) return FileType::kArchive;
   if (!is_text(content)) return FileType::kBinary;
   if (is_json(content)) return FileType::kJson;
   if (is_svg(content)) return FileType::kSvg;

@@ -10,9 +10,9 @@
 
 namespace airlock::workspace {
 
-enum class FileType { kText, kCsv, kTsv, kJson, kPng, kJpeg, kPdf, kSvg, kXml, kGitBundle, kBinary };
+enum class FileType { kText, kCsv, kTsv, kJson, kPng, kJpeg, kPdf, kSvg, kXml, kGitBundle, kArchive, kBinary };
 
-// "text", "csv", "tsv", "json", "png", "jpeg", "pdf", "svg", "xml", "git-bundle", "binary".
+// "text", "csv", "tsv", "json", "png", "jpeg", "pdf", "svg", "xml", "git-bundle", "archive", "binary".
 std::string_view type_name(FileType type);
 std::optional<FileType> type_from_name(std::string_view name);
 
@@ -29,7 +29,11 @@ std::optional<FileType> type_from_name(std::string_view name);
 // at most 16 MiB); text that fails it stays text. A git bundle (a coding job's
 // repository: `git bundle create`) is the v2 or v3 header, its ref lines, a
 // blank line and a pack ("PACK", version 2 or 3); git reads it inside the
-// sandbox, the host never does. Anything else is binary.
+// sandbox, the host never does. An archive is a ZIP (local header or empty
+// end record first; docx and xlsx are ZIPs), a gzip stream or a tar (ustar
+// magic at 257), by signature only: it is in no default set, a policy names
+// it, and the archive and office checks look inside (docs/checks.md).
+// Anything else is binary.
 FileType detect_type(std::string_view content);
 
 using TypeSet = std::set<FileType>;

@@ -47,7 +47,7 @@ const std::string kPdf =
 TEST(FileTypeTest, NamesRoundTrip) {
   for (FileType t :
        {FileType::kText, FileType::kCsv, FileType::kTsv, FileType::kJson, FileType::kPng,
-        FileType::kJpeg, FileType::kPdf, FileType::kSvg, FileType::kXml, FileType::kGitBundle, FileType::kBinary}) {
+        FileType::kJpeg, FileType::kPdf, FileType::kSvg, FileType::kXml, FileType::kGitBundle, FileType::kArchive, FileType::kBinary}) {
     EXPECT_EQ(type_from_name(type_name(t)), t);
   }
   EXPECT_EQ(type_name(FileType::kJpeg), "jpeg");
@@ -192,6 +192,27 @@ TEST(FileTypeTest, Svg) {
   EXPECT_EQ(detect_type("<svgfoo/>"), FileType::kXml);
   // An internal DTD subset (entity definitions) is not accepted as SVG.
   EXPECT_EQ(detect_type("<!DOCTYPE svg [<!ENTITY a \"b\">]><svg>&a;</svg>"), FileType::kText);
+}
+
+}  // namespace
+}  // namespace airlock::workspace
+
+namespace airlock::workspace {
+namespace {
+
+// Archives are typed by signature only, in no default set: the archive and office checks look inside.
+TEST(FileTypeArchiveTest, ZipGzipAndTarBySignature) {
+  EXPECT_EQ(detect_type(std::string("PK\x03\x04", 4) + "rest"), FileType::kArchive);
+  EXPECT_EQ(detect_type(std::string("PK\x05\x06", 4) + std::string(18, '\0')), FileType::kArchive);  // empty ZIP
+  EXPECT_EQ(detect_type("\x1f\x8b\x08 gzip"), FileType::kArchive);
+  std::string tar(512, '\0');
+  tar.replace(257, 5, "ustar");
+  EXPECT_EQ(detect_type(tar), FileType::kArchive);
+  EXPECT_EQ(detect_type(tar.substr(0, 300)), FileType::kBinary);  // too short for a tar header
+  EXPECT_EQ(detect_type("PK is text"), FileType::kText);
+  EXPECT_FALSE(default_output_types().contains(FileType::kArchive));
+  EXPECT_FALSE(default_input_types().contains(FileType::kArchive));
+  EXPECT_EQ(type_from_name("archive"), FileType::kArchive);
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ TEST(CheckParseTest, KindRules) {
   EXPECT_EQ(parse_error(json::array({{{"kind", 3}}})), "checks[0].kind: must be a string");
   EXPECT_EQ(parse_error(json::array({{{"kind", "regex"}}})),
             "checks[0].kind: unknown kind \"regex\" (supported: csv_column_sum, csv_row_count, "
-            "json_schema, image_dimensions, junit, pdf)");
+            "json_schema, image_dimensions, junit, pdf, archive, office)");
 }
 
 TEST(CheckParseTest, UnknownFieldNamesTheAllowedOnes) {

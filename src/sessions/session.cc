@@ -12,6 +12,7 @@
 
 #include "jobs/choose_image.h"
 #include "jobs/job_sandbox.h"
+#include "sandbox/preload_python.h"
 #include "sessions/session_kernel.h"
 #include "sys/file_io.h"
 
@@ -35,6 +36,21 @@ KernelEvent raw_output(std::string text, bool is_stderr) {
   return e;
 }
 
+// Whether a session on `image` with `policy` can start from the preloaded
+// interpreter; if not, `note` says why (the session then starts python3).
+bool preload_session(const ImageSource& image, const JobPolicy& policy, const sandbox::Zygote& zygote,
+                     std::string& note) {
+  if (!image.is_host()) {
+    note = "the preloaded interpreter serves the host image only";
+    return false;
+  }
+  if (!sandbox::preloadable({"python3", "-c", ""}, job_environment(policy), zygote.python_version())) {
+    note = "the environment sets a PYTHON* variable, which changes how an interpreter starts";
+    return false;
+  }
+  return true;
+}
+
 // The kernel's statuses for an answer; anything else is the sandbox misbehaving.
 bool known_answer_status(const std::string& s) { return s == "ok" || s == "error" || s == "interrupted"; }
 
@@ -46,7 +62,9 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   auto image = choose_image(o.image, o.image_dir, o.state_dir);
   if (!image) return std::unexpected(image.error());
   if (!image->refusal.empty()) return fail(ErrorKind::kRefused, "input rejected: " + image->refusal);
-  PrepareContext ctx{o.state_dir, o.cgroups, nullptr, /*with_stdin=*/true};
+  std::string start_note;
+  bool preload = o.zygote != nullptr && preload_session(image->source, policy, *o.zygote, start_note);
+  PrepareContext ctx{o.state_dir, o.cgroups, preload ? o.zygote : nullptr, /*with_stdin=*/true};
   ctx.image = image->source;
   auto sb = prepare_sandbox(policy, ctx);
   if (!sb) return std::unexpected(sb.error());
@@ -54,6 +72,7 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   session->image_use_ = std::move(image->use);
   session->image_env_ = image->source;
   session->caps_ = o.caps;
+  session->start_note_ = std::move(start_note);
   PreparedSandbox& box = session->sandbox_;
   if (!o.inputs.empty()) {
     std::string input_dir = "/proc/self/fd/" + std::to_string(box.mounts.inputs.get());
@@ -73,6 +92,7 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   }
   sandbox::Command command;
   command.argv = {"python3", "-c", keeper_source(), kernel_source()};
+  if (box.preloaded) command.argv.push_back("fork");  // keeper.py: each kernel a fork of the keeper
   command.env = job_environment(policy);
   apply_image_env(session->image_env_, policy.env, command.env);
   command.exec_candidates = exec_candidates("python3", command.env);

@@ -1,5 +1,7 @@
 #include "sessions/session_service.h"
 
+#include "pool/warm_pool.h"
+
 #include <fcntl.h>
 
 #include <set>
@@ -78,6 +80,18 @@ Status SessionService::start() {
     json record = session_record(row, at, "service_restarted", list, events);
     (void)store_.close_session(row.id, "service_restarted", at, record.dump());
   }
+  // With the service's preloaded pool on, sessions too start from a
+  // preloaded interpreter: one of their own, in this process (the pool's
+  // lives in the pool's process), so a session opens with the data stack
+  // imported.
+  if (config_.preloaded_pool > 0) {
+    sandbox::ZygoteOptions zygote;
+    zygote.env = jobs::zygote_environment();
+    std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
+    auto started = sandbox::Zygote::start(binary, zygote);
+    if (!started) return fail("the sessions' preloaded interpreter: " + started.error().message());
+    zygote_ = std::move(*started);
+  }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
 }
@@ -155,6 +169,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   request->image = *image;  // the digest NAME means now (shown in the session's request)
   options.image = *image;
   options.image_dir = service_image_dir(config_);
+  options.zygote = zygote_.get();
   options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
                   config_.session_figures_cap_bytes};
   if (!request->policy.allow.empty()) {
@@ -403,7 +418,9 @@ json SessionService::record_of(LiveSession& s) {
   auto stored = store_.session_calls(s.row().id);
   if (stored)
     for (const auto& c : *stored) calls.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
-  return session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
+  json record = session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
+  if (!s.start().empty()) record["start"] = s.start();  // "preloaded" or "cold"; none: it never opened
+  return record;
 }
 
 void SessionService::session_closed(LiveSession& s) {

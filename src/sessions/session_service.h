@@ -22,6 +22,7 @@
 
 #include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/zygote.h"
 #include "service/api_error.h"
 #include "service/config.h"
 #include "service/job_service.h"
@@ -106,6 +107,7 @@ class SessionService {
   store::Store& store_;
   JobService& jobs_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;
+  std::unique_ptr<sandbox::Zygote> zygote_;  // with preloaded_pool > 0: sessions fork from it
   TaskPool tasks_{2};
 
   std::mutex mu_;

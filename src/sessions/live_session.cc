@@ -121,7 +121,7 @@ void LiveSession::start(std::function<void(const Status&)> opened) {
 }
 
 void LiveSession::run(std::function<void(const Status&)> opened) {
-  auto engine = jobs::Session::open(options_);
+  auto engine = hooks_.open ? hooks_.open(options_) : jobs::Session::open(options_);
   {
     std::lock_guard lock(mu_);
     if (engine) {

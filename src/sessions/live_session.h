@@ -66,6 +66,8 @@ class LiveSession {
   struct Hooks {
     std::function<void(const Exec&)> call_ended;  // on the session's thread, after the result is set
     std::function<void(LiveSession&)> closed;     // on the session's thread, the sandbox gone
+    // Opens the sandbox (a spare one when it can); unset: jobs::Session::open.
+    std::function<Result<std::unique_ptr<jobs::Session>>(const jobs::Session::Options&)> open;
   };
   // `output_cap`: the live output kept per call for its stream; `kept_bytes`:
   // the ended calls' outputs and results kept in memory together.

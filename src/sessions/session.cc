@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/check.h"
 #include "jobs/choose_image.h"
 #include "jobs/job_sandbox.h"
 #include "sandbox/preload_python.h"
@@ -109,6 +110,34 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   if (!ready) return std::unexpected(ready.error());
   if (*ready != Wait::kDone) return fail("the session's kernel did not start: " + said);
   return session;
+}
+
+bool Session::spare_can_serve(const Options& spare, const Options& o) {
+  if (o.image != "host" || spare.image != "host" || o.zygote != spare.zygote || o.egress || spare.egress)
+    return false;
+  return job_environment(o.policy) == job_environment(spare.policy);
+}
+
+Status Session::adopt(const Options& spare, const Options& o) {
+  AIRLOCK_CHECK(spare_can_serve(spare, o));
+  if (!alive_ || next_call_ != 1) return fail("the spare session was used or has ended");
+  JobPolicy policy = o.policy;
+  policy.cpu_time_ms = 0;  // as open(): no RLIMIT_CPU for a kernel that lives across calls
+  if (auto st = fit_to_policy(sandbox_, policy); !st) return st;
+  caps_ = o.caps;
+  if (!o.inputs.empty()) {
+    std::string input_dir = "/proc/self/fd/" + std::to_string(sandbox_.mounts.inputs.get());
+    auto admission = workspace::admit_inputs(o.inputs, input_dir, policy.inputs);
+    if (!admission) return std::unexpected(admission.error());
+    if (admission->rejection) return fail(ErrorKind::kRefused, "input rejected: " + *admission->rejection);
+    inputs_ = std::move(admission->inputs);
+  }
+  // No call has run: the workspace is as empty as a new session's.
+  if (o.fill_workspace) {
+    if (auto st = o.fill_workspace(sandbox_.mounts.workspace.get(), sandbox_uid(), sandbox_gid()); !st) return st;
+  }
+  start_note_ = "opened ahead as a spare";
+  return {};
 }
 
 Session::~Session() {

@@ -94,6 +94,16 @@ class Session {
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.
   static Result<std::unique_ptr<Session>> open(const Options& options);
+  // A spare: a session opened ahead with options `spare` (default policy,
+  // no inputs) and never called. It can serve only a request whose sandbox
+  // would be the same at the kernel's start: the host image, the same zygote
+  // and the same environment (so no policy.env and no policy.allow, whose
+  // proxies are environment). Pure.
+  static bool spare_can_serve(const Options& spare, const Options& options);
+  // Makes a spare the session `options` asks for (spare_can_serve() must
+  // hold): limits and sizes fitted, inputs admitted, workspace filled. Errors
+  // as open()'s (a refused input is kRefused).
+  Status adopt(const Options& spare, const Options& options);
   ~Session();
 
   const std::string& id() const { return sandbox_.id; }

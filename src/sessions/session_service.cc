@@ -91,6 +91,7 @@ Status SessionService::start() {
     auto started = sandbox::Zygote::start(binary, zygote);
     if (!started) return fail("the sessions' preloaded interpreter: " + started.error().message());
     zygote_ = std::move(*started);
+    spares_thread_ = std::thread([this] { spares_loop(); });
   }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
@@ -104,6 +105,13 @@ void SessionService::stop() {
     stopping_ = true;
     for (auto& [id, s] : sessions_) open.push_back(s);
   }
+  {
+    std::lock_guard lock(spares_mu_);
+    spares_stopping_ = true;
+  }
+  spares_wake_.notify_all();
+  if (spares_thread_.joinable()) spares_thread_.join();
+  spares_.clear();  // each spare's sandbox: init killed, cgroup, mounts, directory removed
   wake_.notify_all();
   if (housekeeping_.joinable()) housekeeping_.join();
   for (auto& s : open) s->close("service_stopped");
@@ -233,6 +241,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
     LiveSession::Hooks hooks;
     hooks.call_ended = [this](const Exec& e) { call_ended(e); };
     hooks.closed = [this](LiveSession& s) { session_closed(s); };
+    hooks.open = [this](const jobs::Session::Options& o) { return open_engine(o); };
     auto s = std::make_shared<LiveSession>(row, *request, std::move(options), config_.log_buffer_bytes,
                                            config_.session_kept_calls_bytes, hooks);
     *live = s;

@@ -122,6 +122,16 @@ def _run_forked_kernel():
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed()
+    # The interpreter's start-up found the user's site directory under the
+    # preloaded interpreter's HOME; a python3 started now would look under
+    # this session's HOME (/workspace/.local/...: a restored snapshot's
+    # installs), so look again.
+    import site
+    site.USER_BASE = site.USER_SITE = None
+    site.ENABLE_USER_SITE = site.check_enableusersite()
+    user_site = site.getusersitepackages()
+    if site.ENABLE_USER_SITE and os.path.isdir(user_site) and user_site not in sys.path:
+        site.addsitedir(user_site)
     import builtins
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins

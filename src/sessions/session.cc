@@ -115,6 +115,9 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
 bool Session::spare_can_serve(const Options& spare, const Options& o) {
   if (o.image != "host" || spare.image != "host" || o.zygote != spare.zygote || o.egress || spare.egress)
     return false;
+  // A snapshot is restored before the kernel starts: its installs under
+  // /workspace/.local are on the kernel's sys.path only if they were there then.
+  if (o.fill_workspace) return false;
   return job_environment(o.policy) == job_environment(spare.policy);
 }
 
@@ -131,10 +134,6 @@ Status Session::adopt(const Options& spare, const Options& o) {
     if (!admission) return std::unexpected(admission.error());
     if (admission->rejection) return fail(ErrorKind::kRefused, "input rejected: " + *admission->rejection);
     inputs_ = std::move(admission->inputs);
-  }
-  // No call has run: the workspace is as empty as a new session's.
-  if (o.fill_workspace) {
-    if (auto st = o.fill_workspace(sandbox_.mounts.workspace.get(), sandbox_uid(), sandbox_gid()); !st) return st;
   }
   start_note_ = "opened ahead as a spare";
   return {};
@@ -163,6 +162,13 @@ Status Session::signal(int sig) {
 
 Status Session::interrupt() {
   if (!running_) return {};  // idle: an interrupt could only hit the next call's start
+  if (!call_started_) {
+    // The kernel has not taken the call yet: an interrupt now would land
+    // between calls and be lost. exec() sends it when the call starts.
+    interrupt_pending_ = true;
+    if (!call_started_) return {};
+    if (!interrupt_pending_.exchange(false)) return {};  // exec() sent it meanwhile
+  }
   return signal(SIGINT);
 }
 
@@ -294,7 +300,11 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
         (e.is_stderr ? err : out).append(e.text);
         return false;
       case KernelEvent::Kind::kStarted:
-        if (ours(e)) started = true;
+        if (ours(e)) {
+          started = true;
+          call_started_ = true;
+          if (interrupt_pending_.exchange(false)) (void)signal(SIGINT);  // asked for before the kernel took it
+        }
         return false;
       case KernelEvent::Kind::kPart:
         if (ours(e)) assembler.part(e);
@@ -336,9 +346,13 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
   Result<Wait> waited = Wait::kSandboxDied;
   running_ = true;
   struct Idle {
-    std::atomic<bool>& running;
-    ~Idle() { running = false; }
-  } idle{running_};
+    Session& s;
+    ~Idle() {
+      s.running_ = false;
+      s.call_started_ = false;
+      s.interrupt_pending_ = false;
+    }
+  } idle{*this};
   if (auto st = sys::write_all(sandbox_.stdin_w.get(), line); !st) {
     alive_ = false;
   } else {

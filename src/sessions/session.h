@@ -96,12 +96,12 @@ class Session {
   static Result<std::unique_ptr<Session>> open(const Options& options);
   // A spare: a session opened ahead with options `spare` (default policy,
   // no inputs) and never called. It can serve only a request whose sandbox
-  // would be the same at the kernel's start: the host image, the same zygote
-  // and the same environment (so no policy.env and no policy.allow, whose
-  // proxies are environment). Pure.
+  // would be the same at the kernel's start: the host image, the same zygote,
+  // the same environment (so no policy.env and no policy.allow, whose
+  // proxies are environment) and an empty workspace (no snapshot). Pure.
   static bool spare_can_serve(const Options& spare, const Options& options);
   // Makes a spare the session `options` asks for (spare_can_serve() must
-  // hold): limits and sizes fitted, inputs admitted, workspace filled. Errors
+  // hold): limits and sizes fitted, inputs admitted. Errors
   // as open()'s (a refused input is kRefused).
   Status adopt(const Options& spare, const Options& options);
   ~Session();
@@ -163,6 +163,8 @@ class Session {
   std::atomic<bool> alive_ = true;
   std::atomic<bool> restart_requested_ = false;
   std::atomic<bool> running_ = false;  // a call is in the kernel
+  std::atomic<bool> call_started_ = false;      // ... and the kernel said it took it
+  std::atomic<bool> interrupt_pending_ = false;  // interrupt() came before that
   std::mutex call_mutex_;    // held by exec() and an idle restart()
   std::mutex signal_mutex_;  // one kSignal message at a time
 };

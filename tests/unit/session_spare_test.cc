@@ -19,8 +19,13 @@ TEST(SessionSpare, ADefaultRequestWithOtherLimitsIsServed) {
   request.policy.pids = 24;
   request.policy.workspace_bytes = 16ull << 20;
   request.inputs = {"/some/input.csv"};
+  EXPECT_TRUE(Session::spare_can_serve(spare(), request)) << "limits, sizes and inputs are fitted later";
+}
+
+TEST(SessionSpare, ARequestFromASnapshotIsNot) {
+  Session::Options request = spare();
   request.fill_workspace = [](int, uid_t, gid_t) { return Status{}; };
-  EXPECT_TRUE(Session::spare_can_serve(spare(), request)) << "limits, sizes, inputs and a snapshot are fitted later";
+  EXPECT_FALSE(Session::spare_can_serve(spare(), request)) << "its kernel must start on the restored workspace";
 }
 
 TEST(SessionSpare, ARequestWithItsOwnEnvironmentIsNot) {

@@ -96,9 +96,13 @@ Status private_tmp() {
 Status serve_one(int control, const EmbeddedPython& python, const sys::Received& request) {
   wire::Reader r(request.bytes);
   uint32_t has_cgroup = r.u32();
+  uint32_t has_stdin = r.u32();
   std::string spec_bytes = r.str();
-  size_t fixed = 3 + (has_cgroup ? 1 : 0);
+  // sync, stdout, stderr, then stdin and the cgroup when sent, then the spec's.
+  size_t fixed = 3 + (has_stdin ? 1 : 0) + (has_cgroup ? 1 : 0);
   if (!r.done() || request.fds.size() < fixed) return fail("a malformed request");
+  int stdin_fd = has_stdin ? request.fds[3].get() : -1;
+  int cgroup_fd = has_cgroup ? request.fds[3 + (has_stdin ? 1 : 0)].get() : -1;
   std::vector<int> attach;
   for (size_t i = fixed; i < request.fds.size(); ++i) attach.push_back(request.fds[i].get());
   auto spec = decode_spec(spec_bytes, attach);
@@ -106,8 +110,8 @@ Status serve_one(int control, const EmbeddedPython& python, const sys::Received&
   spec->in_process = &run_preloaded_payload;
   int pidfd = -1;
   python.before_fork();
-  auto pid = clone_sandbox(*spec, has_cgroup ? request.fds[3].get() : -1,
-                           ChildFds{request.fds[0].get(), request.fds[1].get(), request.fds[2].get()},
+  auto pid = clone_sandbox(*spec, cgroup_fd,
+                           ChildFds{request.fds[0].get(), request.fds[1].get(), request.fds[2].get(), stdin_fd},
                            &pidfd);
   python.after_fork_parent();
   if (!pid) return std::unexpected(pid.error());
@@ -209,7 +213,7 @@ Zygote::~Zygote() {
 }
 
 Result<SandboxProcess> Zygote::launch(LaunchRequest request) {
-  if (request.stdin_r) return fail("a preloaded sandbox has no stdin pipe (not supported yet)");
+  std::lock_guard lock(launch_mutex_);  // one request and its answer at a time on the socket
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return fail_errno("create the sandbox sync socket");
@@ -218,14 +222,17 @@ Result<SandboxProcess> Zygote::launch(LaunchRequest request) {
   int cgroup_fd = request.cgroup->clone_into_fd();
   wire::Writer w;
   w.u32(cgroup_fd >= 0 ? 1 : 0);
+  w.u32(request.stdin_r ? 1 : 0);
   w.str(spec.bytes);
   std::vector<int> fds = {child_end.get(), request.stdout_w.get(), request.stderr_w.get()};
+  if (request.stdin_r) fds.push_back(request.stdin_r.get());
   if (cgroup_fd >= 0) fds.push_back(cgroup_fd);
   fds.insert(fds.end(), spec.fds.begin(), spec.fds.end());
   if (auto st = sys::send_with_fds(control_.get(), w.take(), fds); !st) return std::unexpected(st.error());
   child_end.reset();
   request.stdout_w.reset();
   request.stderr_w.reset();
+  request.stdin_r.reset();
   auto reply = sys::recv_with_fds(control_.get(), 4096);
   if (!reply) return std::unexpected(reply.error());
   wire::Reader r(reply->bytes);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,10 @@ class Zygote {
   const std::string& python_version() const { return version_; }  // e.g. "3.11"
 
   // Like launch_sandbox(), with spec.in_process set by the zygote. The
-  // returned sandbox's init is the zygote's child, held by its pidfd. One
-  // caller at a time (the pool's refill thread).
+  // returned sandbox's init is the zygote's child, held by its pidfd.
+  // Thread-safe: callers take turns (the pool's refill thread, sessions
+  // opening). request.stdin_r, when set, is the payload's stdin (a session's
+  // keeper reads its requests there).
   Result<SandboxProcess> launch(LaunchRequest request);
 
  private:
@@ -55,6 +58,7 @@ class Zygote {
   pid_t pid_;
   UniqueFd control_;
   std::string version_;
+  std::mutex launch_mutex_;
 };
 
 }  // namespace airlock::sandbox

@@ -121,11 +121,14 @@ void LiveSession::start(std::function<void(const Status&)> opened) {
 }
 
 void LiveSession::run(std::function<void(const Status&)> opened) {
-  auto engine = jobs::Session::open(options_);
+  auto engine = hooks_.open ? hooks_.open(options_) : jobs::Session::open(options_);
   {
     std::lock_guard lock(mu_);
     if (engine) {
       engine_ = std::shared_ptr<jobs::Session>(std::move(*engine));
+      start_ = std::string(jobs::start_kind_name(engine_->start_kind()));
+      start_note_ = engine_->start_note();
+      open_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - opened_at_).count();
       if (state_ == "starting") state_ = "ready";
       last_active_ = Clock::now();
     } else if (close_reason_.empty()) {
@@ -403,6 +406,11 @@ std::vector<json> LiveSession::notes() const {
   return notes_;
 }
 
+std::string LiveSession::start() const {
+  std::lock_guard lock(mu_);
+  return start_;
+}
+
 json LiveSession::view() const {
   std::lock_guard lock(mu_);
   auto now = Clock::now();
@@ -421,6 +429,11 @@ json LiveSession::view() const {
             {"calls", calls},
             {"events", notes_},
             {"request", session_request_json(request_)}};
+  if (!start_.empty()) {
+    v["start"] = start_;  // preloaded: forked from the preloaded interpreter (docs/sessions.md)
+    v["open_ms"] = open_ms_;
+    if (!start_note_.empty()) v["start_note"] = start_note_;
+  }
   if (state_ == "ready") {
     v["lifetime_left_s"] = left(std::chrono::seconds(request_.max_lifetime_s) - (now - opened_at_));
     if (!running_ && queue_.empty())

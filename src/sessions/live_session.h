@@ -66,6 +66,8 @@ class LiveSession {
   struct Hooks {
     std::function<void(const Exec&)> call_ended;  // on the session's thread, after the result is set
     std::function<void(LiveSession&)> closed;     // on the session's thread, the sandbox gone
+    // Opens the sandbox (a spare one when it can); unset: jobs::Session::open.
+    std::function<Result<std::unique_ptr<jobs::Session>>(const jobs::Session::Options&)> open;
   };
   // `output_cap`: the live output kept per call for its stream; `kept_bytes`:
   // the ended calls' outputs and results kept in memory together.
@@ -107,6 +109,8 @@ class LiveSession {
   bool closed() const;
   std::string close_reason() const;
   std::string closed_at() const;
+  // How the sandbox started ("preloaded" or "cold"); "" until it opened.
+  std::string start() const;
 
   // The input policy over everything uploaded into the session: at most
   // max_count distinct paths and max_total_bytes together (a path uploaded
@@ -142,6 +146,8 @@ class LiveSession {
   std::condition_variable wake_;
   std::string state_ = "starting";  // starting, ready, closing, closed
   std::shared_ptr<jobs::Session> engine_;
+  std::string start_, start_note_;  // set once the engine opened
+  double open_ms_ = 0;
   std::deque<std::shared_ptr<Exec>> queue_;
   std::shared_ptr<Exec> running_;
   std::vector<std::shared_ptr<Exec>> execs_;

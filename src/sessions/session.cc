@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/check.h"
 #include "jobs/choose_image.h"
 #include "jobs/job_sandbox.h"
+#include "sandbox/preload_python.h"
 #include "sessions/session_kernel.h"
 #include "sys/file_io.h"
 
@@ -35,6 +37,21 @@ KernelEvent raw_output(std::string text, bool is_stderr) {
   return e;
 }
 
+// Whether a session on `image` with `policy` can start from the preloaded
+// interpreter; if not, `note` says why (the session then starts python3).
+bool preload_session(const ImageSource& image, const JobPolicy& policy, const sandbox::Zygote& zygote,
+                     std::string& note) {
+  if (!image.is_host()) {
+    note = "the preloaded interpreter serves the host image only";
+    return false;
+  }
+  if (!sandbox::preloadable({"python3", "-c", ""}, job_environment(policy), zygote.python_version())) {
+    note = "the environment sets a PYTHON* variable, which changes how an interpreter starts";
+    return false;
+  }
+  return true;
+}
+
 // The kernel's statuses for an answer; anything else is the sandbox misbehaving.
 bool known_answer_status(const std::string& s) { return s == "ok" || s == "error" || s == "interrupted"; }
 
@@ -46,7 +63,9 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   auto image = choose_image(o.image, o.image_dir, o.state_dir);
   if (!image) return std::unexpected(image.error());
   if (!image->refusal.empty()) return fail(ErrorKind::kRefused, "input rejected: " + image->refusal);
-  PrepareContext ctx{o.state_dir, o.cgroups, nullptr, /*with_stdin=*/true};
+  std::string start_note;
+  bool preload = o.zygote != nullptr && preload_session(image->source, policy, *o.zygote, start_note);
+  PrepareContext ctx{o.state_dir, o.cgroups, preload ? o.zygote : nullptr, /*with_stdin=*/true};
   ctx.image = image->source;
   auto sb = prepare_sandbox(policy, ctx);
   if (!sb) return std::unexpected(sb.error());
@@ -54,6 +73,7 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   session->image_use_ = std::move(image->use);
   session->image_env_ = image->source;
   session->caps_ = o.caps;
+  session->start_note_ = std::move(start_note);
   PreparedSandbox& box = session->sandbox_;
   if (!o.inputs.empty()) {
     std::string input_dir = "/proc/self/fd/" + std::to_string(box.mounts.inputs.get());
@@ -73,6 +93,7 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   }
   sandbox::Command command;
   command.argv = {"python3", "-c", keeper_source(), kernel_source()};
+  if (box.preloaded) command.argv.push_back("fork");  // keeper.py: each kernel a fork of the keeper
   command.env = job_environment(policy);
   apply_image_env(session->image_env_, policy.env, command.env);
   command.exec_candidates = exec_candidates("python3", command.env);
@@ -89,6 +110,33 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   if (!ready) return std::unexpected(ready.error());
   if (*ready != Wait::kDone) return fail("the session's kernel did not start: " + said);
   return session;
+}
+
+bool Session::spare_can_serve(const Options& spare, const Options& o) {
+  if (o.image != "host" || spare.image != "host" || o.zygote != spare.zygote || o.egress || spare.egress)
+    return false;
+  // A snapshot is restored before the kernel starts: its installs under
+  // /workspace/.local are on the kernel's sys.path only if they were there then.
+  if (o.fill_workspace) return false;
+  return job_environment(o.policy) == job_environment(spare.policy);
+}
+
+Status Session::adopt(const Options& spare, const Options& o) {
+  AIRLOCK_CHECK(spare_can_serve(spare, o));
+  if (!alive_ || next_call_ != 1) return fail("the spare session was used or has ended");
+  JobPolicy policy = o.policy;
+  policy.cpu_time_ms = 0;  // as open(): no RLIMIT_CPU for a kernel that lives across calls
+  if (auto st = fit_to_policy(sandbox_, policy); !st) return st;
+  caps_ = o.caps;
+  if (!o.inputs.empty()) {
+    std::string input_dir = "/proc/self/fd/" + std::to_string(sandbox_.mounts.inputs.get());
+    auto admission = workspace::admit_inputs(o.inputs, input_dir, policy.inputs);
+    if (!admission) return std::unexpected(admission.error());
+    if (admission->rejection) return fail(ErrorKind::kRefused, "input rejected: " + *admission->rejection);
+    inputs_ = std::move(admission->inputs);
+  }
+  start_note_ = "opened ahead as a spare";
+  return {};
 }
 
 Session::~Session() {
@@ -114,6 +162,13 @@ Status Session::signal(int sig) {
 
 Status Session::interrupt() {
   if (!running_) return {};  // idle: an interrupt could only hit the next call's start
+  if (!call_started_) {
+    // The kernel has not taken the call yet: an interrupt now would land
+    // between calls and be lost. exec() sends it when the call starts.
+    interrupt_pending_ = true;
+    if (!call_started_) return {};
+    if (!interrupt_pending_.exchange(false)) return {};  // exec() sent it meanwhile
+  }
   return signal(SIGINT);
 }
 
@@ -245,7 +300,11 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
         (e.is_stderr ? err : out).append(e.text);
         return false;
       case KernelEvent::Kind::kStarted:
-        if (ours(e)) started = true;
+        if (ours(e)) {
+          started = true;
+          call_started_ = true;
+          if (interrupt_pending_.exchange(false)) (void)signal(SIGINT);  // asked for before the kernel took it
+        }
         return false;
       case KernelEvent::Kind::kPart:
         if (ours(e)) assembler.part(e);
@@ -287,9 +346,13 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
   Result<Wait> waited = Wait::kSandboxDied;
   running_ = true;
   struct Idle {
-    std::atomic<bool>& running;
-    ~Idle() { running = false; }
-  } idle{running_};
+    Session& s;
+    ~Idle() {
+      s.running_ = false;
+      s.call_started_ = false;
+      s.interrupt_pending_ = false;
+    }
+  } idle{*this};
   if (auto st = sys::write_all(sandbox_.stdin_w.get(), line); !st) {
     alive_ = false;
   } else {

@@ -47,6 +47,7 @@
 #include "sessions/session_kernel.h"
 #include "sessions/session_protocol.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/zygote.h"
 
 namespace airlock::jobs {
 
@@ -84,13 +85,32 @@ class Session {
     // image fails open() with an error of kind kRefused.
     std::string image = "host";
     std::string image_dir;
+    // The preloaded interpreter (sandbox/zygote.h): set, a session it can
+    // serve (host image, no PYTHON* variable in policy.env) starts as its
+    // fork, with the data stack imported, and each kernel is a fork of the
+    // keeper; any other session starts python3 as without it.
+    sandbox::Zygote* zygote = nullptr;
   };
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.
   static Result<std::unique_ptr<Session>> open(const Options& options);
+  // A spare: a session opened ahead with options `spare` (default policy,
+  // no inputs) and never called. It can serve only a request whose sandbox
+  // would be the same at the kernel's start: the host image, the same zygote,
+  // the same environment (so no policy.env and no policy.allow, whose
+  // proxies are environment) and an empty workspace (no snapshot). Pure.
+  static bool spare_can_serve(const Options& spare, const Options& options);
+  // Makes a spare the session `options` asks for (spare_can_serve() must
+  // hold): limits and sizes fitted, inputs admitted. Errors
+  // as open()'s (a refused input is kRefused).
+  Status adopt(const Options& spare, const Options& options);
   ~Session();
 
   const std::string& id() const { return sandbox_.id; }
+  // How the sandbox started: kPreloaded (forked from the preloaded
+  // interpreter) or kCold, and why not preloaded when a zygote was given.
+  StartKind start_kind() const { return sandbox_.preloaded ? StartKind::kPreloaded : StartKind::kCold; }
+  const std::string& start_note() const { return start_note_; }
   uid_t host_uid() const;
   bool alive() const { return alive_; }
   int workspace_mount() const { return sandbox_.mounts.workspace.get(); }
@@ -134,6 +154,7 @@ class Session {
   std::optional<JobEgress> egress_;  // the session's gateway, stopped with the session
   std::vector<workspace::ManifestEntry> inputs_;
   CallCaps caps_;
+  std::string start_note_;
   // The keeper's secret: its kernel_exited lines carry it (session_kernel.h).
   std::string keeper_tag_ = new_protocol_tag();
   KernelStream stream_{kKernelMarkView, kMaxKernelLine};
@@ -142,6 +163,8 @@ class Session {
   std::atomic<bool> alive_ = true;
   std::atomic<bool> restart_requested_ = false;
   std::atomic<bool> running_ = false;  // a call is in the kernel
+  std::atomic<bool> call_started_ = false;      // ... and the kernel said it took it
+  std::atomic<bool> interrupt_pending_ = false;  // interrupt() came before that
   std::mutex call_mutex_;    // held by exec() and an idle restart()
   std::mutex signal_mutex_;  // one kSignal message at a time
 };

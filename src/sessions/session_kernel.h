@@ -1,6 +1,10 @@
 // What a session's sandbox runs: a keeper (`python3 -c keeper_source()
-// kernel_source()`, the payload) that runs the kernel as its child and starts
-// a fresh one whenever it dies, and the Python kernel itself.
+// kernel_source() [fork]`, the payload) that runs the kernel as its child and
+// starts a fresh one whenever it dies, and the Python kernel itself. Their
+// source is src/sessions/keeper.py and kernel.py, compiled in by CMake
+// (session_python.cc.in). With "fork" the keeper is a fork of the preloaded
+// interpreter and each kernel a fork of the keeper (no exec): the keeper's
+// secret is in a MADV_WIPEONFORK page, so a kernel never holds it.
 //
 // Processes: init -> keeper (alone in the payload's process group, so init's
 // kSignal reaches only it) -> kernel (a session of its own) -> the code's

@@ -1,5 +1,7 @@
 #include "sessions/session_service.h"
 
+#include "pool/warm_pool.h"
+
 #include <fcntl.h>
 
 #include <set>
@@ -78,6 +80,19 @@ Status SessionService::start() {
     json record = session_record(row, at, "service_restarted", list, events);
     (void)store_.close_session(row.id, "service_restarted", at, record.dump());
   }
+  // With the service's preloaded pool on, sessions too start from a
+  // preloaded interpreter: one of their own, in this process (the pool's
+  // lives in the pool's process), so a session opens with the data stack
+  // imported.
+  if (config_.preloaded_pool > 0) {
+    sandbox::ZygoteOptions zygote;
+    zygote.env = jobs::zygote_environment();
+    std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
+    auto started = sandbox::Zygote::start(binary, zygote);
+    if (!started) return fail("the sessions' preloaded interpreter: " + started.error().message());
+    zygote_ = std::move(*started);
+    spares_thread_ = std::thread([this] { spares_loop(); });
+  }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
 }
@@ -90,6 +105,13 @@ void SessionService::stop() {
     stopping_ = true;
     for (auto& [id, s] : sessions_) open.push_back(s);
   }
+  {
+    std::lock_guard lock(spares_mu_);
+    spares_stopping_ = true;
+  }
+  spares_wake_.notify_all();
+  if (spares_thread_.joinable()) spares_thread_.join();
+  spares_.clear();  // each spare's sandbox: init killed, cgroup, mounts, directory removed
   wake_.notify_all();
   if (housekeeping_.joinable()) housekeeping_.join();
   for (auto& s : open) s->close("service_stopped");
@@ -155,6 +177,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   request->image = *image;  // the digest NAME means now (shown in the session's request)
   options.image = *image;
   options.image_dir = service_image_dir(config_);
+  options.zygote = zygote_.get();
   options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
                   config_.session_figures_cap_bytes};
   if (!request->policy.allow.empty()) {
@@ -218,6 +241,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
     LiveSession::Hooks hooks;
     hooks.call_ended = [this](const Exec& e) { call_ended(e); };
     hooks.closed = [this](LiveSession& s) { session_closed(s); };
+    hooks.open = [this](const jobs::Session::Options& o) { return open_engine(o); };
     auto s = std::make_shared<LiveSession>(row, *request, std::move(options), config_.log_buffer_bytes,
                                            config_.session_kept_calls_bytes, hooks);
     *live = s;
@@ -403,7 +427,9 @@ json SessionService::record_of(LiveSession& s) {
   auto stored = store_.session_calls(s.row().id);
   if (stored)
     for (const auto& c : *stored) calls.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
-  return session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
+  json record = session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
+  if (!s.start().empty()) record["start"] = s.start();  // "preloaded" or "cold"; none: it never opened
+  return record;
 }
 
 void SessionService::session_closed(LiveSession& s) {

@@ -11,6 +11,8 @@
 // sandboxes left.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +24,7 @@
 
 #include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/zygote.h"
 #include "service/api_error.h"
 #include "service/config.h"
 #include "service/job_service.h"
@@ -106,6 +109,17 @@ class SessionService {
   store::Store& store_;
   JobService& jobs_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;
+  std::unique_ptr<sandbox::Zygote> zygote_;  // with preloaded_pool > 0: sessions fork from it
+  // Spare sessions (session_spares.cc): preloaded sessions opened ahead with
+  // the default policy, so that opening one is only fitting it to the request.
+  Result<std::unique_ptr<jobs::Session>> open_engine(const jobs::Session::Options& options);
+  void spares_loop();
+  jobs::Session::Options spare_options() const;
+  std::mutex spares_mu_;
+  std::condition_variable spares_wake_;
+  std::deque<std::unique_ptr<jobs::Session>> spares_;
+  bool spares_stopping_ = false;
+  std::thread spares_thread_;
   TaskPool tasks_{2};
 
   std::mutex mu_;

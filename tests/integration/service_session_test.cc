@@ -17,6 +17,7 @@
 #include "base/sha256.h"
 #include "cli/session_args.h"
 #include "service_fixture.h"
+#include "session_zygote.h"
 
 using namespace airlock::testing;
 using nlohmann::json;
@@ -28,13 +29,22 @@ using Clock = std::chrono::steady_clock;
 
 class SessionApi : public ::testing::Test {
  protected:
-  explicit SessionApi(std::vector<std::string> args = {}) : svc(std::move(args)) {}
+  explicit SessionApi(std::vector<std::string> args = {}) : svc(with_start(std::move(args))) {}
+  // SESSION_START=preloaded: the service's preloaded pool is on, so its
+  // sessions start from the preloaded interpreter (mostly as spares).
+  static std::vector<std::string> with_start(std::vector<std::string> args) {
+    if (sessions_preloaded()) args.insert(args.end(), {"--preloaded", "1"});
+    return args;
+  }
 
   std::string create(const json& body = json::object(), const TestKey* key = nullptr) {
     auto r = http.request("POST", "/v1/sessions", body.dump(), (key ? *key : svc.alpha).auth());
     EXPECT_EQ(r.status, 201) << r.body;
     if (r.status != 201) return "";
     EXPECT_EQ(r.json()["state"], "ready");
+    if (!body.contains("image")) {
+      EXPECT_EQ(r.json().value("start", ""), sessions_preloaded() ? "preloaded" : "cold") << r.body;
+    }
     return r.json()["id"];
   }
   // Runs one call and waits for its end; the exec view with its result.

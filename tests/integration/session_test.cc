@@ -21,6 +21,7 @@
 #include "sessions/session_kernel.h"
 #include "run_helpers.h"
 #include "sandbox/cgroup.h"
+#include "session_zygote.h"
 
 namespace airlock::testing {
 namespace {
@@ -61,8 +62,16 @@ class SessionTest : public ::testing::Test {
     auto s = jobs::Session::open(options());
     ASSERT_TRUE(s) << s.error().message();
     session_ = std::move(*s);
+    // SESSION_START=preloaded: every test of the suite on a preloaded session.
+    EXPECT_EQ(session_->start_kind(),
+              sessions_preloaded() ? jobs::StartKind::kPreloaded : jobs::StartKind::kCold)
+        << session_->start_note();
   }
-  jobs::Session::Options options() { return {jobs::JobPolicy{}, dir_.state(), cgroups_.get(), {}, {}}; }
+  jobs::Session::Options options() {
+    jobs::Session::Options o{jobs::JobPolicy{}, dir_.state(), cgroups_.get(), {}, {}};
+    if (sessions_preloaded()) o.zygote = session_zygote();
+    return o;
+  }
   jobs::CallResult call(const std::string& code, int timeout_ms = 30'000, const std::string& kind = "python") {
     chunks_.clear();
     auto sink = [this](bool is_stderr, std::string_view text) {

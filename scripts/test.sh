@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up and build airlock, then run every test (unit and integration; needs root).
+# Set up and build airlock and every test target (setup.sh --all), then run every test
+# (unit and integration; needs root).
 # Exits with ctest's status; the output ends with ctest's summary.
 # AIRLOCK_SANITIZE=unit (or service) then also runs scripts/sanitize.sh with
 # that argument: the tests again under ASan + UBSan, in build-asan/ (see
@@ -8,7 +9,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-"${repo}/scripts/setup.sh"
+"${repo}/scripts/setup.sh" --all
 
 # What only the tests need (scripts/test-setup/README.md).
 for step in "${repo}"/scripts/test-setup/*.sh; do

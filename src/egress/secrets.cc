@@ -7,9 +7,8 @@
 #include <cctype>
 #include <sstream>
 
-#include <toml.hpp>
-
 #include "base/nesting.h"
+#include "base/toml_parse.h"
 #include "base/unique_fd.h"
 #include "sys/file_io.h"
 

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <toml.hpp>
 
 #include "base/nesting.h"
 #include "base/sha256.h"
+#include "base/toml_parse.h"
 #include "base/unique_fd.h"
 #include "images/image_ref.h"
 #include "sys/file_io.h"

@@ -5,9 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include <toml.hpp>
-
 #include "base/nesting.h"
+#include "base/toml_parse.h"
 #include "images/image_ref.h"
 #include "store/store.h"
 #include "workspace/file_type.h"

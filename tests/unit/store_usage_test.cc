@@ -1,5 +1,7 @@
 // Store::usage_rows (store_usage.cc): jobs finished in the window, every
 // outcome; kept objects from before it; tenant scope; bounds or none.
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -45,7 +47,9 @@ TEST_F(StoreUsage, RowsOfTheWindowForOneTenantOrAll) {
   f.name = "x.csv";
   f.size = 42;
   f.sha256 = std::string(64, 'a');
-  f.path = "/nonexistent";
+  // add_file syncs the upload before its row commits: the file must exist.
+  f.path = tmp_.path() + "/x.csv";
+  std::ofstream(f.path) << std::string(42, 'x');
   f.created_at = "2026-01-01T09:00:00.000Z";
   ASSERT_TRUE(store_->add_file(f));
 

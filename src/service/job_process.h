@@ -1,7 +1,8 @@
-// One job of the service runs as its own `airlock run` process: the engine's
-// whole lifecycle (sandbox, limits, cleanup, record) is reused as is, and a
-// crash of one job cannot take the service down. The service's threads never
-// fork into a sandbox themselves.
+// A child airlock process of the service (`airlock run` for the pdf check's
+// reader, `airlock inspect-archive` for the archive check): its output is
+// pumped into a LogBuffer, it dies with the service (parent-death signal), and
+// a crash of the reader of a hostile file cannot take the service down. Jobs
+// themselves run in the service's process (service/job_runner.h).
 #pragma once
 
 #include <sys/types.h>

@@ -77,7 +77,7 @@ export async function jobsPage(view) {
         el('td', {}, el('a', { href: '#/jobs/' + encodeURIComponent(j.id) }, showControls(j.id, false))),
         el('td', {}, el('span', { class: 'state ' + stateClass(j.state) }, String(j.state))),
         el('td', {}, j.outcome ? el('span', { class: 'outcome ' + outcomeClass(j.outcome) }, String(j.outcome)) : '—'),
-        el('td', {}, showControls(String(j.tenant || ''), false)),
+        el('td', { title: String(j.tenant || '') }, showControls(String(j.tenant_name || j.tenant || ''), false)),
         el('td', {}, img ? showControls(img, false) : '—'),
         el('td', {}, String(j.created_at))));
     });

@@ -321,14 +321,23 @@ ApiResult<json> JobService::list_jobs(const Caller& c, const std::map<std::strin
   }
   auto page = query->tenant == "*" ? store_.jobs_of_every_tenant(query->filter) : store_.jobs(tenant_id, query->filter);
   if (!page) return api_error(400, "bad_request", page.error().message());
+  // Names for the dashboard's tenant column (ids alone do not tell an operator much).
+  std::map<std::string, std::string> names{{c.tenant.id, c.tenant.name}};
+  if (query->tenant == "*")
+    if (auto all = store_.tenants())
+      for (const auto& t : *all) names[t.id] = t.name;
+  if (auto it = names.find(tenant_id); it == names.end())
+    if (auto t = store_.tenant(tenant_id); t && *t) names[tenant_id] = (*t)->name;
   json jobs = json::array();
   for (const auto& row : page->jobs) {
+    auto name = names.find(row.tenant_id);
     auto request = parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth);
     json image = request.is_object() && request.contains("image") && request["image"].is_string() ? request["image"]
                                                                                                   : json(nullptr);
     json v = {{"id", row.id},         {"tenant", row.tenant_id},
               {"state", state_name(row.state)}, {"created_at", row.created_at},
-              {"image", image},       {"outcome", row.outcome.empty() ? json(nullptr) : json(row.outcome)}};
+              {"image", image},       {"outcome", row.outcome.empty() ? json(nullptr) : json(row.outcome)},
+              {"tenant_name", name == names.end() ? json(nullptr) : json(name->second)}};
     jobs.push_back(v);
   }
   return json{{"jobs", jobs},

@@ -39,7 +39,10 @@ TEST(AdminView, AnAdminSeesEveryTenantAndOtherKeysOnlyTheirOwn) {
   json page = all.json();
   EXPECT_EQ(page["scope"], "all_tenants");
   EXPECT_EQ(listed_ids(page), (std::set<std::string>{a_id, b_id}));
-  for (const auto& j : page["jobs"]) EXPECT_EQ(j["tenant"], j["id"] == b_id ? beta_tid : alpha_tid) << j.dump();
+  for (const auto& j : page["jobs"]) {
+    EXPECT_EQ(j["tenant"], j["id"] == b_id ? beta_tid : alpha_tid) << j.dump();
+    EXPECT_EQ(j["tenant_name"], j["id"] == b_id ? "beta" : "alpha") << j.dump();
+  }
   // One other tenant, by name and by id; its own by default.
   for (const std::string& t : {std::string("beta"), beta_tid}) {
     auto r = get(svc.alpha_admin, "/v1/jobs?tenant=" + t);

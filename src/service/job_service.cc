@@ -18,6 +18,7 @@
 #include "sandbox/cgroup.h"
 #include "service/descriptor_budget.h"
 #include "service/image_choice.h"
+#include "service/job_query.h"
 #include "service/job_runner.h"
 #include "service/upload_check.h"
 #include "sys/descriptors.h"
@@ -293,49 +294,55 @@ json JobService::view(const store::JobRow& row) {
   return v;
 }
 
+Result<std::optional<store::JobRow>> JobService::readable_job(const Caller& c, const std::string& id) {
+  // An admin key reads every tenant's jobs; any other key only its own (another's answers as missing).
+  return c.can("admin") ? store_.job_of_any_tenant(id) : store_.job(c.tenant.id, id);
+}
+
 ApiResult<json> JobService::job(const Caller& c, const std::string& id) {
-  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
-  auto row = store_.job(c.tenant.id, id);
+  if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
+  auto row = readable_job(c, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
   return view(**row);
 }
 
 ApiResult<json> JobService::list_jobs(const Caller& c, const std::map<std::string, std::string>& q) {
-  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
-  store::JobFilter f;
-  for (const auto& [k, v] : q) {
-    if (k == "state") {
-      if (v == "queued") f.state = store::JobState::kQueued;
-      else if (v == "running") f.state = store::JobState::kRunning;
-      else if (v == "finished") f.state = store::JobState::kFinished;
-      else return api_error(400, "bad_request", "state: one of queued, running, finished");
-    } else if (k == "outcome") {
-      f.outcome = v;
-    } else if (k == "limit") {
-      if (v.empty() || v.size() > 3 || v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) < 1 ||
-          std::stoi(v) > 500)
-        return api_error(400, "bad_request", "limit: a whole number from 1 to 500");
-      f.limit = std::stoi(v);
-    } else if (k == "cursor") {
-      f.cursor = v;
-    } else if (k == "created_after") {
-      f.created_after = v;
-    } else if (k == "created_before") {
-      f.created_before = v;
-    } else {
-      return api_error(400, "bad_request", "unknown query parameter " + k);
-    }
+  if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
+  auto query = parse_job_query(q, {c.can("admin"), c.tenant.id, c.tenant.name});
+  if (!query) return std::unexpected(query.error());
+  std::string tenant_id = c.tenant.id;
+  if (!query->tenant.empty() && query->tenant != "*") {
+    auto t = store_.tenant(query->tenant);
+    if (t && !*t) t = store_.tenant_by_name(query->tenant);
+    if (!t) return internal(t.error().message());
+    if (!*t) return not_found("tenant " + workspace::printable(query->tenant));
+    tenant_id = (*t)->id;
   }
-  auto page = store_.jobs(c.tenant.id, f);
+  auto page = query->tenant == "*" ? store_.jobs_of_every_tenant(query->filter) : store_.jobs(tenant_id, query->filter);
   if (!page) return api_error(400, "bad_request", page.error().message());
+  // Names for the dashboard's tenant column (ids alone do not tell an operator much).
+  std::map<std::string, std::string> names{{c.tenant.id, c.tenant.name}};
+  if (query->tenant == "*")
+    if (auto all = store_.tenants())
+      for (const auto& t : *all) names[t.id] = t.name;
+  if (auto it = names.find(tenant_id); it == names.end())
+    if (auto t = store_.tenant(tenant_id); t && *t) names[tenant_id] = (*t)->name;
   json jobs = json::array();
   for (const auto& row : page->jobs) {
-    json v = {{"id", row.id}, {"state", state_name(row.state)}, {"created_at", row.created_at},
-              {"outcome", row.outcome.empty() ? json(nullptr) : json(row.outcome)}};
+    auto name = names.find(row.tenant_id);
+    auto request = parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth);
+    json image = request.is_object() && request.contains("image") && request["image"].is_string() ? request["image"]
+                                                                                                  : json(nullptr);
+    json v = {{"id", row.id},         {"tenant", row.tenant_id},
+              {"state", state_name(row.state)}, {"created_at", row.created_at},
+              {"image", image},       {"outcome", row.outcome.empty() ? json(nullptr) : json(row.outcome)},
+              {"tenant_name", name == names.end() ? json(nullptr) : json(name->second)}};
     jobs.push_back(v);
   }
-  return json{{"jobs", jobs}, {"next_cursor", page->next_cursor.empty() ? json(nullptr) : json(page->next_cursor)}};
+  return json{{"jobs", jobs},
+              {"scope", query->tenant == "*" ? "all_tenants" : "tenant"},
+              {"next_cursor", page->next_cursor.empty() ? json(nullptr) : json(page->next_cursor)}};
 }
 
 ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
@@ -361,8 +368,8 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
 }
 
 ApiResult<OutputFile> JobService::output(const Caller& c, const std::string& id, const std::string& name) {
-  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
-  auto row = store_.job(c.tenant.id, id);
+  if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
+  auto row = readable_job(c, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
   auto arts = store_.artifacts(id);
@@ -405,8 +412,8 @@ ApiResult<json> JobService::usage(const Caller& c, const std::string& from, cons
 }
 
 ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c, const std::string& id) {
-  if (auto no = c.lacks({"read"})) return std::unexpected(*no);
-  auto row = store_.job(c.tenant.id, id);
+  if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
+  auto row = readable_job(c, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
   {
@@ -421,7 +428,7 @@ ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c,
   }
   // Finished and no longer in memory: replay the record's capped output.
   auto buffer = std::make_shared<LogBuffer>(config_.log_buffer_bytes);
-  auto rec = store_.record(c.tenant.id, id);
+  auto rec = store_.record((*row)->tenant_id, id);
   if (rec && *rec) {
     auto j = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
     if (!j.is_discarded()) {

@@ -92,6 +92,8 @@ class JobService {
   const ServiceConfig& config() const { return config_; }
 
  private:
+  // The job `id` as `c` may read it: any tenant's for an admin key, else only its own tenant's.
+  Result<std::optional<store::JobRow>> readable_job(const Caller& c, const std::string& id);
   void worker_loop();
   void housekeeping_loop();
   // Runs the job taken from the queue; `cancel` is null when it could not be

@@ -101,6 +101,9 @@ class Store {
   // Newest first (created_at, then insertion order). A cursor stays valid
   // while jobs are added: no job is repeated or skipped across pages.
   Result<JobPage> jobs(const std::string& tenant_id, const JobFilter& filter);
+  // For an admin key only: a job of any tenant, and the jobs of every tenant.
+  Result<std::optional<JobRow>> job_of_any_tenant(const std::string& job_id);
+  Result<JobPage> jobs_of_every_tenant(const JobFilter& filter);
   Result<std::vector<JobRow>> unfinished_jobs();  // queued or running, all tenants, oldest first
   // Queued and running jobs of one tenant, for its limits.
   Result<std::pair<int, int>> active_jobs(const std::string& tenant_id);  // (queued, running)
@@ -218,6 +221,7 @@ class Store {
   void commit_locked(const std::vector<CommitQueue::Write*>& batch);
   Result<StatementCache::Lease> sql(const char* text) { return statements_.get(text); }
   Result<std::optional<JobRow>> job_locked(const std::string& job_id);
+  Result<JobPage> jobs_where(const std::string* tenant_id /* nullptr = every tenant */, const JobFilter& filter);
   Result<std::optional<Tenant>> tenant_locked(const char* sql, const std::string& value);
   Status append_record_locked(StoredRecord& record);
   Result<std::optional<SnapshotRow>> snapshot_locked(const std::string& tenant_id,

@@ -244,7 +244,20 @@ Result<std::optional<JobRow>> Store::job(const std::string& tenant_id, const std
   return job;
 }
 
+Result<std::optional<JobRow>> Store::job_of_any_tenant(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  return job_locked(job_id);
+}
+
 Result<JobPage> Store::jobs(const std::string& tenant_id, const JobFilter& filter) {
+  // "" would read as every tenant below: a tenant-scoped caller never gets that by accident.
+  if (tenant_id.empty()) return fail("listing jobs needs a tenant");
+  return jobs_where(&tenant_id, filter);
+}
+
+Result<JobPage> Store::jobs_of_every_tenant(const JobFilter& filter) { return jobs_where(nullptr, filter); }
+
+Result<JobPage> Store::jobs_where(const std::string* tenant_id, const JobFilter& filter) {
   int limit = filter.limit < 1 ? 50 : std::min(filter.limit, 1000);
   std::optional<std::pair<std::string, int64_t>> after;
   if (!filter.cursor.empty()) {
@@ -253,15 +266,21 @@ Result<JobPage> Store::jobs(const std::string& tenant_id, const JobFilter& filte
   }
   std::lock_guard lock(mu_);
   auto s = sql("SELECT " JOB_COLUMNS
-               " FROM jobs WHERE tenant_id = ?1"
+               " FROM jobs WHERE (?1 IS NULL OR tenant_id = ?1)"
                " AND (?2 IS NULL OR state = ?2)"
                " AND (?3 = '' OR outcome = ?3)"
                " AND (?4 = '' OR created_at > ?4)"
                " AND (?5 = '' OR created_at < ?5)"
                " AND (?6 IS NULL OR created_at < ?6 OR (created_at = ?6 AND n < ?7))"
+               " AND (?9 = '' OR (json_valid(request_json) AND"
+               "      (json_extract(request_json, '$.image') = ?9 OR"
+               "       substr(json_extract(request_json, '$.image'), 1, length(?9) + 1) = ?9 || '@')))"
                " ORDER BY created_at DESC, n DESC LIMIT ?8");
   if (!s) return std::unexpected(s.error());
-  (*s)->bind(1, tenant_id);
+  if (tenant_id)
+    (*s)->bind(1, *tenant_id);
+  else
+    (*s)->bind_null(1);
   if (filter.state)
     (*s)->bind(2, to_string(*filter.state));
   else
@@ -272,6 +291,7 @@ Result<JobPage> Store::jobs(const std::string& tenant_id, const JobFilter& filte
   else
     (*s)->bind_null(6).bind_null(7);
   (*s)->bind(8, int64_t{limit} + 1);  // one more tells whether a next page exists
+  (*s)->bind(9, filter.image);
 
   JobPage page;
   std::pair<std::string, int64_t> last;

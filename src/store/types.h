@@ -76,6 +76,7 @@ struct JobFilter {
   std::string created_after, created_before;  // exclusive bounds; "" = unbounded
   int limit = 50;                             // < 1: 50; at most 1000
   std::string cursor;                         // opaque: pass next_cursor back
+  std::string image;                          // "" = any; else the request's image name (any digest) or name@digest
 };
 
 struct JobPage {

@@ -275,15 +275,40 @@ test('the jobs list filters by outcome and image, and the id search opens a job'
   const outcomes = await page.$$eval('#jobs tbody tr td:nth-child(3)', (tds) => tds.map((t) => t.textContent));
   assert.ok(outcomes.length > 0 && outcomes.every((o) => o === 'failed'), outcomes.join(','));
   await screenshot(page, 'jobs-failed');
-  // The image filter works on the loaded page's records: no job here runs an image named like this.
+  // The image filter is a query of the API: no job here runs an image named like this.
   await page.select('select[name=outcome]', '');
   await page.type('input[name=image]', 'no-such-image');
   await page.click('form.filters button[type=submit]');
-  await page.waitForFunction(() => /hidden by the tenant or image filter/.test(document.querySelector('main').innerText));
+  await page.waitForFunction(() => /^0 shown/.test(document.querySelector('main p.muted').innerText));
+  assert.equal((await page.$$('#jobs tbody tr')).length, 0);
+  // Another tenant's jobs are refused to a key without the admin scope, and the page says so.
+  await page.$eval('input[name=image]', (i) => { i.value = ''; });
+  await page.type('input[name=tenant]', 'beta');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForFunction(() => /forbidden/.test(document.querySelector('main p.error')?.innerText || ''));
   assert.equal((await page.$$('#jobs tbody tr')).length, 0);
   await page.type('input[name=id]', ok.id);
   await Promise.all([page.waitForSelector('#cleanup'), page.click('form.search button[type=submit]')]);
   assert.match(await page.$eval('h1', (h) => h.textContent), new RegExp(ok.id));
+  assertClean(seen);
+  await page.close();
+});
+
+test('an admin key sees every tenant: the tenant filter asks the API, each row shows its tenant', async () => {
+  const mine = await job({ command: ['sh', '-c', 'true'], wait_s: 30 });
+  const theirs = await job({ command: ['sh', '-c', 'echo beta'], wait_s: 30 }, serve.keys.other);
+  const { page, seen } = await signIn(serve.keys.admin);
+  await page.waitForSelector(`a[href="#/jobs/${mine.id}"]`);
+  assert.equal(await page.$(`a[href="#/jobs/${theirs.id}"]`), null, 'by default an admin sees its own tenant');
+  await page.type('input[name=tenant]', '*');
+  await page.click('form.filters button[type=submit]');
+  await page.waitForSelector(`a[href="#/jobs/${theirs.id}"]`);
+  assert.ok(await page.$(`a[href="#/jobs/${mine.id}"]`), 'its own tenant is listed under *');
+  const tenantCell = await page.$eval(`a[href="#/jobs/${theirs.id}"]`, (a) => a.closest('tr').children[3].textContent);
+  assert.equal(tenantCell, 'beta');
+  await screenshot(page, 'jobs-admin-all-tenants');
+  await Promise.all([page.waitForSelector('#cleanup'), page.click(`a[href="#/jobs/${theirs.id}"]`)]);
+  assert.match(await page.$eval('h1', (h) => h.textContent), new RegExp(theirs.id));
   assertClean(seen);
   await page.close();
 });

@@ -27,6 +27,7 @@ export async function startServe(extraArgs = []) {
       operator: makeKey(dataDir, 'alpha', 'run,read,publish'),
       reader: makeKey(dataDir, 'alpha', 'read'),
       other: makeKey(dataDir, 'beta', 'run,read'),
+      admin: makeKey(dataDir, 'alpha', 'admin'),
     };
     const logPath = join(dir, 'serve.log');
     child = spawn(airlock, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--state-dir', stateDir, ...extraArgs],

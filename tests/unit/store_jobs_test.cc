@@ -227,6 +227,55 @@ TEST_F(StoreJobs, FiltersByStateOutcomeAndTime) {
   EXPECT_FALSE(store_->jobs(a_, f));
 }
 
+TEST_F(StoreJobs, ImageFilterAndEveryTenantListing) {
+  auto job_on = [&](const std::string& tenant, const std::string& image) {
+    JobRow row;
+    row.tenant_id = tenant;
+    row.key_id = "k1";
+    row.request_json = nlohmann::json{{"command", {"true"}}, {"image", image}}.dump();
+    auto created = store_->create_job(row);
+    EXPECT_TRUE(created) << created.error().message();
+    return created->first.id;
+  };
+  std::string a_py = job_on(a_, "python@sha256:" + std::string(64, 'a'));
+  std::string a_node = job_on(a_, "node");
+  std::string b_py = job_on(b_, "python");
+  job_on(b_, "pythonic");  // a longer name with the same prefix is another image
+
+  auto ids = [](const JobPage& p) {
+    std::set<std::string> out;
+    for (const auto& j : p.jobs) out.insert(j.id);
+    return out;
+  };
+  JobFilter py;
+  py.image = "python";
+  auto mine = store_->jobs(a_, py);
+  ASSERT_TRUE(mine) << mine.error().message();
+  EXPECT_EQ(ids(*mine), std::set<std::string>{a_py});
+  auto every = store_->jobs_of_every_tenant(py);
+  ASSERT_TRUE(every) << every.error().message();
+  EXPECT_EQ(ids(*every), (std::set<std::string>{a_py, b_py}));
+  JobFilter node;
+  node.image = "node";
+  auto nodes = store_->jobs_of_every_tenant(node);
+  ASSERT_TRUE(nodes);
+  EXPECT_EQ(ids(*nodes), std::set<std::string>{a_node});
+  auto all = store_->jobs_of_every_tenant({});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->jobs.size(), 4u);
+
+  // The tenant-scoped listing never widens to every tenant for an empty id.
+  auto none = store_->jobs("", {});
+  EXPECT_FALSE(none);
+  // A job of any tenant is found only through the admin lookup.
+  auto scoped = store_->job(a_, b_py);
+  ASSERT_TRUE(scoped);
+  EXPECT_FALSE(scoped->has_value());
+  auto any = store_->job_of_any_tenant(b_py);
+  ASSERT_TRUE(any && *any);
+  EXPECT_EQ((*any)->tenant_id, b_);
+}
+
 TEST_F(StoreJobs, UsageSumsFinishedJobsInTheRange) {
   JobRow j1 = new_job(a_, at(1));
   JobRow j2 = new_job(a_, at(2));

@@ -25,7 +25,7 @@ std::string exec(sqlite3* db, const std::string& sql) {
 }  // namespace
 
 std::string rewrite_chain(const std::string& db_path, const std::string& tenant_id, int64_t seq,
-                          const std::string& new_json) {
+                          const std::function<std::string(const std::string&)>& edit) {
   sqlite3* db = nullptr;
   if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) return "open failed";
   std::vector<Row> rows;
@@ -43,7 +43,7 @@ std::string rewrite_chain(const std::string& db_path, const std::string& tenant_
   for (auto& r : rows) {
     if (!err.empty()) break;
     if (r.seq == seq) {
-      r.json = new_json;
+      r.json = edit(r.json);
       found = true;
     }
     std::string hash = store::record_hash(prev, r.json);

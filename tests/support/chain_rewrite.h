@@ -4,13 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace airlock::testing {
 
-// Replaces the json of the record at `seq` (SQLite C API on `db_path`, the
-// store closed). Returns the error text, "" on success.
+// Replaces the json of the record at `seq` by edit(json) (SQLite C API on
+// `db_path`, the store closed). Returns the error text, "" on success.
 std::string rewrite_chain(const std::string& db_path, const std::string& tenant_id, int64_t seq,
-                          const std::string& new_json);
+                          const std::function<std::string(const std::string&)>& edit);
 
 }  // namespace airlock::testing

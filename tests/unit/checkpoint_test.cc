@@ -227,3 +227,27 @@ TEST_F(CheckpointStore, TheKeyIsRefusedInsideTheDataDirectory) {
 
 }  // namespace
 }  // namespace airlock::store
+
+#include "service/config.h"
+
+namespace airlock::service {
+namespace {
+
+TEST(CheckpointConfig, KeysParseAndTheIntervalDefaultsTo300) {
+  auto none = parse_config("");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->checkpoint_interval_s, 300u);
+  EXPECT_EQ(none->checkpoint_key, "");
+  auto c = parse_config(
+      "checkpoint_key = \"/etc/airlock/ck.pem\"\ncheckpoint_file = \"/var/log/ck.jsonl\"\n"
+      "checkpoint_interval_s = 60\n");
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->checkpoint_key, "/etc/airlock/ck.pem");
+  EXPECT_EQ(c->checkpoint_file, "/var/log/ck.jsonl");
+  EXPECT_EQ(c->checkpoint_interval_s, 60u);
+  EXPECT_FALSE(parse_config("checkpoint_interval_s = -1\n"));
+  EXPECT_FALSE(parse_config("checkpoint_keys = \"x\"\n"));  // a typo is an error
+}
+
+}  // namespace
+}  // namespace airlock::service

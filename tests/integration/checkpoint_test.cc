@@ -116,4 +116,10 @@ TEST(Checkpoints, AChainRewrittenConsistentlyFailsAgainstTheSignedCheckpoints) {
   EXPECT_EQ(inside.status, 1);
   EXPECT_NE(inside.err.find("inside the data directory"), std::string::npos) << inside.err;
   EXPECT_FALSE(std::filesystem::exists(svc.data_dir() + "/checkpoint.pem"));
+  // Nor may serve use one copied there: it refuses to start.
+  std::filesystem::copy_file(key, svc.data_dir() + "/copied.pem");
+  std::ofstream(config, std::ios::trunc) << "checkpoint_key = \"" << svc.data_dir()
+                                         << "/copied.pem\"\ncheckpoint_file = \"" << file << "\"\n";
+  EXPECT_THROW(svc.start(), std::runtime_error);
+  EXPECT_NE(svc.log().find("inside the data directory"), std::string::npos) << svc.log();
 }

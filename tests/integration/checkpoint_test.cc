@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -122,4 +123,41 @@ TEST(Checkpoints, AChainRewrittenConsistentlyFailsAgainstTheSignedCheckpoints) {
                                          << "/copied.pem\"\ncheckpoint_file = \"" << file << "\"\n";
   EXPECT_THROW(svc.start(), std::runtime_error);
   EXPECT_NE(svc.log().find("inside the data directory"), std::string::npos) << svc.log();
+}
+
+TEST(Checkpoints, AHeadThatChangedIsCheckpointedEveryIntervalWhileServing) {
+  KeyDir keys;
+  const std::string key = keys.path + "/checkpoint.pem", file = keys.path + "/checkpoints.jsonl",
+                    config = keys.path + "/serve.toml";
+  ASSERT_EQ(run_airlock({"keys", "checkpoint-key", "--out", key}).status, 0);
+  std::ofstream(config) << "checkpoint_key = \"" << key << "\"\ncheckpoint_file = \"" << file
+                        << "\"\ncheckpoint_interval_s = 1\n";
+  ServiceProcess svc({"--config", config});
+  HttpClient http = svc.client();
+  // The seqs of alpha's checkpoints in the file, once it has `n` lines (5 s at most).
+  auto wait_lines = [&](size_t n) {
+    std::vector<json> lines;
+    for (int waited = 0; waited < 5000; waited += 50) {
+      lines.clear();
+      std::ifstream in(file);
+      for (std::string l; std::getline(in, l);) lines.push_back(json::parse(l));
+      if (lines.size() >= n) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return lines;
+  };
+  run_job(http, svc.alpha, {{"command", {"true"}}});
+  auto first = wait_lines(1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0]["seq"], 1);
+  // Nothing changed: no new line over the next interval; then a new job's head is.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(wait_lines(1).size(), 1u);
+  run_job(http, svc.alpha, {{"command", {"true"}}});
+  auto second = wait_lines(2);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[1]["seq"], 2);
+  EXPECT_EQ(second[1]["tenant"], first[0]["tenant"]);
+  ASSERT_EQ(svc.stop(), 0);
+  EXPECT_EQ(wait_lines(2).size(), 2u);  // the stop found nothing new to sign
 }

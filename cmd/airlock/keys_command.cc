@@ -1,6 +1,13 @@
 // airlock keys create|list|revoke: API keys of the job service, administered
 // locally on its data directory (the daemon may be running).
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <cstdlib>
 
 #include <cstdio>
 #include <map>
@@ -10,6 +17,8 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "base/unique_fd.h"
+#include "store/checkpoint.h"
 #include "store/store.h"
 
 using airlock::store::Store;
@@ -20,15 +29,17 @@ const char* const kKeysUsage =
     "usage: airlock keys create --tenant NAME [--scopes run,read] [--name NAME] [--data-dir DIR]\n"
     "       airlock keys list [--tenant NAME] [--data-dir DIR]\n"
     "       airlock keys revoke KEY_ID [--data-dir DIR]\n"
+    "       airlock keys checkpoint-key --out PATH [--data-dir DIR]\n"
     "  Scopes: run, read, publish, admin. `create` makes the tenant if it does not exist and\n"
     "  prints the key's secret once on stdout. DIR defaults to $AIRLOCK_DATA_DIR or\n"
-    "  /var/lib/airlock/service.\n";
+    "  /var/lib/airlock/service. `checkpoint-key` writes a new Ed25519 key for signed\n"
+    "  checkpoints to PATH (0600, never inside DIR) and its public half to PATH.pub.\n";
 
 struct KeysArgs {
   std::string verb;
   std::vector<std::string> positional;
   std::string data_dir = airlock::store::default_data_dir();
-  std::optional<std::string> tenant, name, scopes;
+  std::optional<std::string> tenant, name, scopes, out;
 };
 
 int usage_error(const std::string& what) {
@@ -64,6 +75,8 @@ std::string parse(const std::vector<std::string>& args, KeysArgs& out) {
       out.name = value;
     else if (arg == "--scopes")
       out.scopes = value;
+    else if (arg == "--out")
+      out.out = value;
     else
       return "unknown option " + arg;
   }
@@ -178,6 +191,70 @@ int revoke(const KeysArgs& a) {
   return 0;
 }
 
+// The real path of `path`'s folder joined with its last component, "" if the folder does not exist.
+std::string resolved(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  char buf[PATH_MAX];
+  if (::realpath(dir.c_str(), buf) == nullptr) return "";
+  return std::string(buf) + "/" + path.substr(slash == std::string::npos ? 0 : slash + 1);
+}
+
+bool inside(const std::string& path, const std::string& dir) {
+  return path == dir || path.rfind(dir + "/", 0) == 0;
+}
+
+// Creates `path` (it must not exist) with `mode` and writes `text`, synced.
+bool write_new(const std::string& path, const std::string& text, mode_t mode) {
+  airlock::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+  if (!fd) {
+    std::fprintf(stderr, "airlock: cannot create %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  if (::fchmod(fd.get(), mode) < 0 ||
+      ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+      ::fsync(fd.get()) < 0) {
+    std::fprintf(stderr, "airlock: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+int checkpoint_key(const KeysArgs& a) {
+  if (!a.out) return usage_error("keys checkpoint-key needs --out PATH");
+  if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
+  std::string out = resolved(*a.out);
+  if (out.empty()) return usage_error("the folder of " + *a.out + " does not exist");
+  // The key anchors the chains against someone who can write the data
+  // directory: kept there, it would be theirs too.
+  char buf[PATH_MAX];
+  if (::realpath(a.data_dir.c_str(), buf) != nullptr && inside(out, buf)) {
+    std::fprintf(stderr, "airlock: refusing %s: it is inside the data directory %s\n",
+                 a.out->c_str(), buf);
+    return 1;
+  }
+  auto key = airlock::store::generate_checkpoint_key();
+  if (!key) {
+    std::fprintf(stderr, "airlock: %s\n", key.error().message().c_str());
+    return 1;
+  }
+  auto priv = airlock::store::private_key_pem(key->get());
+  auto pub = airlock::store::public_key_pem(key->get());
+  auto id = airlock::store::checkpoint_key_id(key->get());
+  if (!priv || !pub || !id) {
+    std::fprintf(stderr, "airlock: cannot encode the checkpoint key\n");
+    return 1;
+  }
+  if (!write_new(*a.out, *priv, 0600)) return 1;
+  if (!write_new(*a.out + ".pub", *pub, 0644)) {
+    ::unlink(a.out->c_str());
+    return 1;
+  }
+  std::printf("checkpoint key %s: %s (public: %s.pub)\n", id->c_str(), a.out->c_str(),
+              a.out->c_str());
+  return 0;
+}
+
 }  // namespace
 
 int keys_command(const std::vector<std::string>& args) {
@@ -190,6 +267,7 @@ int keys_command(const std::vector<std::string>& args) {
   if (a.verb == "create") return create(a);
   if (a.verb == "list") return list(a);
   if (a.verb == "revoke") return revoke(a);
-  return usage_error(a.verb.empty() ? "keys needs create, list or revoke"
+  if (a.verb == "checkpoint-key") return checkpoint_key(a);
+  return usage_error(a.verb.empty() ? "keys needs create, list, revoke or checkpoint-key"
                                     : "unknown keys command '" + a.verb + "'");
 }

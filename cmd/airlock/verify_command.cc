@@ -1,42 +1,132 @@
-// airlock verify: recomputes every tenant's record chain in the service's store.
+// airlock verify: recomputes every tenant's record chain in the service's store,
+// and with --checkpoints compares the chains with signed checkpoints kept elsewhere.
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/terminal_text.h"
+#include "store/checkpoint.h"
 #include "store/store.h"
 
 namespace {
 
 const char* const kVerifyUsage =
-    "usage: airlock verify [--data-dir DIR]\n"
+    "usage: airlock verify [--data-dir DIR] [--checkpoints FILE --checkpoint-public-key PEM]\n"
     "  Recomputes every record chain. Exit 0: intact; exit 1: the problems found, one a line.\n"
+    "  With --checkpoints, also checks every line's signature (PEM: the public key, or the\n"
+    "  checkpoint key itself) and that each checkpoint's seq still has the signed hash, so a\n"
+    "  chain recomputed after a rewrite is found too.\n"
     "  DIR defaults to $AIRLOCK_DATA_DIR or /var/lib/airlock/service.\n";
+
+struct VerifyArgs {
+  std::string data_dir = airlock::store::default_data_dir();
+  std::string checkpoints, public_key;
+};
+
+std::string parse(const std::vector<std::string>& args, VerifyArgs& out) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i], value;
+    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return "unexpected argument " + arg;
+    }
+    if (arg == "--data-dir") out.data_dir = value;
+    else if (arg == "--checkpoints") out.checkpoints = value;
+    else if (arg == "--checkpoint-public-key") out.public_key = value;
+    else return "unknown option " + arg;
+  }
+  if (out.checkpoints.empty() != out.public_key.empty())
+    return "--checkpoints and --checkpoint-public-key go together";
+  return "";
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  out = s.str();
+  return true;
+}
+
+// Appends a problem per bad line or mismatch; returns the lines checked, or -1 on a store error.
+long check_checkpoints(airlock::store::Store& store, const std::string& text, EVP_PKEY* key,
+                       std::vector<std::string>& problems) {
+  using namespace airlock::store;
+  std::istringstream in(text);
+  std::string line;
+  long n = 0, checked = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty()) continue;
+    std::string where = "checkpoint file line " + std::to_string(n) + ": ";
+    auto c = parse_checkpoint_line(line);
+    if (!c) {
+      problems.push_back(where + c.error().message());
+      continue;
+    }
+    if (auto st = verify_checkpoint(*c, key); !st) {
+      problems.push_back(where + "tenant " + c->tenant_id + " seq " + std::to_string(c->seq) +
+                         ": " + st.error().message());
+      continue;
+    }
+    auto link = store.link_at(c->tenant_id, c->seq);
+    if (!link) {
+      std::fprintf(stderr, "airlock: verify failed: %s\n", link.error().message().c_str());
+      return -1;
+    }
+    if (auto p = checkpoint_mismatch(*c, link->hash, link->removed_by_retention); !p.empty())
+      problems.push_back(p);
+    ++checked;
+  }
+  return checked;
+}
 
 }  // namespace
 
 int verify_command(const std::vector<std::string>& args) {
-  std::string data_dir = airlock::store::default_data_dir();
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(kVerifyUsage, stdout);
     return 0;
   }
-  if (args.size() == 2 && args[0] == "--data-dir") {
-    data_dir = args[1];
-  } else if (args.size() == 1 && args[0].rfind("--data-dir=", 0) == 0) {
-    data_dir = args[0].substr(11);
-  } else if (!args.empty()) {
-    std::fprintf(stderr, "airlock: %s", kVerifyUsage);
+  VerifyArgs a;
+  if (auto err = parse(args, a); !err.empty()) {
+    std::fprintf(stderr, "airlock: %s\n%s", err.c_str(), kVerifyUsage);
     return 125;
   }
   struct stat st{};
-  if (::stat((data_dir + "/airlock.db").c_str(), &st) < 0) {
-    std::fprintf(stderr, "airlock: no store in %s\n", data_dir.c_str());
+  if (::stat((a.data_dir + "/airlock.db").c_str(), &st) < 0) {
+    std::fprintf(stderr, "airlock: no store in %s\n", a.data_dir.c_str());
     return 125;
   }
-  auto store = airlock::store::Store::open(data_dir);
+  airlock::store::EvpKey key;
+  std::string checkpoint_text;
+  if (!a.checkpoints.empty()) {
+    std::string pem;
+    if (!read_file(a.public_key, pem)) {
+      std::fprintf(stderr, "airlock: cannot read %s\n", a.public_key.c_str());
+      return 125;
+    }
+    auto k = airlock::store::read_public_key_pem(pem);
+    if (!k) {
+      std::fprintf(stderr, "airlock: %s: %s\n", a.public_key.c_str(), k.error().message().c_str());
+      return 125;
+    }
+    key = std::move(*k);
+    if (!read_file(a.checkpoints, checkpoint_text)) {
+      std::fprintf(stderr, "airlock: cannot read %s\n", a.checkpoints.c_str());
+      return 125;
+    }
+  }
+  auto store = airlock::store::Store::open(a.data_dir);
   if (!store) {
     std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());
     return 125;
@@ -46,11 +136,18 @@ int verify_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "airlock: verify failed: %s\n", report.error().message().c_str());
     return 125;
   }
-  if (report->ok) {
-    std::printf("%llu records, chains intact\n", static_cast<unsigned long long>(report->records));
+  long checkpoints = 0;
+  if (key) {
+    checkpoints = check_checkpoints(**store, checkpoint_text, key.get(), report->problems);
+    if (checkpoints < 0) return 125;
+  }
+  if (report->problems.empty()) {
+    std::printf("%llu records, chains intact", static_cast<unsigned long long>(report->records));
+    if (key) std::printf(", %ld checkpoints match", checkpoints);
+    std::printf("\n");
     return 0;
   }
-  // A problem quotes stored names (artifacts, snapshot paths): one inert line each.
+  // A problem quotes stored names (artifacts, snapshot paths) or file text: one inert line each.
   for (const auto& p : report->problems)
     std::printf("%s\n", airlock::terminal_safe(p, airlock::Newlines::kEscape).c_str());
   std::fprintf(stderr, "airlock: %zu problem(s) in %llu records\n", report->problems.size(),

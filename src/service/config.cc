@@ -193,7 +193,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
       "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
-      "pool_images", "pdf_check_image", "rates"};
+      "pool_images", "pdf_check_image", "rates", "checkpoint_key", "checkpoint_file", "checkpoint_interval_s"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -211,6 +211,10 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.pdf_check_image = toml::get<std::string>(value);
       } else if (key == "secrets_file") {
         c.secrets_file = toml::get<std::string>(value);
+      } else if (key == "checkpoint_key") {
+        c.checkpoint_key = toml::get<std::string>(value);
+      } else if (key == "checkpoint_file") {
+        c.checkpoint_file = toml::get<std::string>(value);
       } else if (key == "egress_hosts") {
         c.egress_hosts = toml::get<std::string>(value);
       } else if (key == "egress_ca") {
@@ -248,6 +252,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         else if (key == "log_buffer_kb") c.log_buffer_bytes = u << 10;
         else if (key == "retention_days") c.retention_days = u;
         else if (key == "retention_interval_s") c.retention_interval_s = std::max<uint64_t>(1, u);
+        else if (key == "checkpoint_interval_s") c.checkpoint_interval_s = std::max<uint64_t>(1, u);
         else if (key == "max_sessions") c.max_sessions = u;
         else if (key == "max_sessions_per_tenant") c.max_sessions_per_tenant = u;
         else if (key == "snapshot_ttl_s") c.snapshot_ttl_s = std::max<uint64_t>(1, u);

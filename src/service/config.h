@@ -92,6 +92,12 @@ struct ServiceConfig {
   std::string egress_hosts;  // static name overrides ("" none)
   std::string egress_ca;     // CA certificates for tls destinations ("" the system's)
   std::map<std::string, std::vector<egress::Rule>> egress_caps;
+  // Signed checkpoints of the chain heads (docs/store.md, "Checkpoints"): the
+  // Ed25519 key (outside data_dir), the append-only file they go to (both or
+  // neither), and how often; one is also written at shutdown.
+  std::string checkpoint_key;
+  std::string checkpoint_file;
+  uint64_t checkpoint_interval_s = 300;
   // [rates]: what usage costs (docs/usage.md, GET /v1/usage).
   usage::RateCard rates;
 };

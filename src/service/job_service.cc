@@ -128,6 +128,13 @@ Status JobService::start() {
                  .scratch_dir = "",
                  .image = config_.pdf_check_image,
                  .image_args = {"--image-dir", service_image_dir(config_)}};
+  if (!config_.checkpoint_key.empty() || !config_.checkpoint_file.empty()) {
+    if (config_.checkpoint_key.empty() || config_.checkpoint_file.empty())
+      return fail("checkpoint_key and checkpoint_file go together");
+    auto writer = CheckpointWriter::open(config_.checkpoint_key, config_.checkpoint_file, config_.data_dir);
+    if (!writer) return std::unexpected(writer.error());
+    checkpoints_.emplace(std::move(*writer));
+  }
   auto left = store_.unfinished_jobs();
   if (!left) return std::unexpected(left.error());
   for (const auto& row : *left) {
@@ -164,6 +171,7 @@ void JobService::stop() {
   workers_.clear();
   if (housekeeping_.joinable()) housekeeping_.join();
   retry_unstored();
+  write_checkpoints();  // the heads as the service leaves them
   std::lock_guard lock(mu_);
   for (const auto& e : unstored_)  // the next start ends these jobs as sandbox_error
     log({{"event", "record_lost"}, {"job_id", e.job_id}, {"tenant", e.tenant_id},
@@ -675,8 +683,19 @@ ApiResult<json> JobService::run_retention() {
   return json{{"removed", *removed}, {"before", before}};
 }
 
+void JobService::write_checkpoints() {
+  if (!checkpoints_) return;
+  auto lines = checkpoints_->write_changed(store_, jobs::now_rfc3339());
+  if (!lines) {
+    log({{"event", "checkpoint_failed"}, {"error", lines.error().message()}});
+    return;
+  }
+  for (const auto& line : *lines) log({{"event", "checkpoint"}, {"line", json::parse(line)}});
+}
+
 void JobService::housekeeping_loop() {
   auto next_retention = Clock::now();
+  auto next_checkpoint = Clock::now() + std::chrono::seconds(config_.checkpoint_interval_s);
   auto next_retry = Clock::now();
   std::unique_lock lock(mu_);
   while (!stopping_) {
@@ -707,6 +726,10 @@ void JobService::housekeeping_loop() {
     if (retention_due) {
       (void)run_retention();
       next_retention = now + std::chrono::seconds(config_.retention_interval_s);
+    }
+    if (now >= next_checkpoint) {
+      write_checkpoints();
+      next_checkpoint = now + std::chrono::seconds(config_.checkpoint_interval_s);
     }
     lock.lock();
     housekeeping_wake_.wait_for(lock, std::chrono::milliseconds(100));

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/api_error.h"
+#include "service/checkpoint_writer.h"
 #include "service/config.h"
 #include "service/job_queue.h"
 #include "service/job_request.h"
@@ -114,6 +115,8 @@ class JobService {
   // then the job still shows its last state.
   void store_ending(Ending e);
   void retry_unstored();  // housekeeping: one more try for each kept record
+  // Signs and appends the chain heads that changed (checkpoint_key set), and logs each line.
+  void write_checkpoints();
   // The job's record is stored: finish its output buffer, answer its waiters.
   void job_ended(const std::string& job_id);
   nlohmann::json view(const store::JobRow& row);
@@ -135,6 +138,7 @@ class JobService {
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;  // shared by every job's sandbox
   std::string cgroups_error_;                       // why there is none
   RunnerSetup runner_;
+  std::optional<CheckpointWriter> checkpoints_;  // set when checkpoint_key is configured
 
   mutable std::mutex mu_;
   std::condition_variable work_;

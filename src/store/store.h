@@ -21,6 +21,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -30,6 +32,7 @@
 
 #include "base/result.h"
 #include "store/cas.h"
+#include "store/chain.h"
 #include "store/commit_queue.h"
 #include "store/sqlite.h"
 #include "store/store_usage.h"
@@ -206,6 +209,16 @@ class Store {
   // gap not covered by a retention record, or a missing tail), a broken
   // prev_hash link, and artifact rows whose file is missing.
   Result<VerifyReport> verify();
+
+  // Every tenant's chain head (tenant id -> head), for checkpoints.
+  Result<std::map<std::string, ChainHead>> chain_heads();
+  // What the chain holds at `seq` of the tenant now: the record's hash, or
+  // that a retention record removed it, or neither (no such record).
+  struct LinkAt {
+    std::optional<std::string> hash;
+    bool removed_by_retention = false;
+  };
+  Result<LinkAt> link_at(const std::string& tenant_id, int64_t seq);
 
   // How the group commit has batched the writes so far.
   CommitQueue::Stats commit_stats() const { return commits_.stats(); }

@@ -46,6 +46,7 @@ export async function jobPage(view, id) {
   }
 
   view.append(section('Command', pre(Array.isArray(rec.command) ? rec.command.join(' ') : t(rec.command), 'code')));
+  if (typeof job.code === 'string') view.append(section('Code', pre(job.code, 'code job-code')));
   const img = rec.image || {};
   view.append(section('Image and profile', fields([
     ['Image', t(img.name)], ['Digest', t(img.digest)], ['Manifest digest', t(img.manifest_digest)],

@@ -295,6 +295,9 @@ json JobService::view(const store::JobRow& row) {
             {"started_at", row.started_at.empty() ? json(nullptr) : json(row.started_at)},
             {"finished_at", row.finished_at.empty() ? json(nullptr) : json(row.finished_at)},
             {"outcome", row.outcome.empty() ? json(nullptr) : json(row.outcome)}};
+  // A code job's code, as it was accepted (the record names only the file it ran).
+  auto request = parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth);
+  if (request.is_object() && request.contains("code") && request["code"].is_string()) v["code"] = request["code"];
   if (row.state == store::JobState::kFinished) {
     auto rec = store_.record(row.tenant_id, row.id);
     if (rec && *rec) v["record"] = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);

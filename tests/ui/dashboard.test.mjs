@@ -247,6 +247,41 @@ test("a session's calls show their output and HTML as text", async () => {
   }
 });
 
+test("a code job's page shows its code as text, and the usage page its cost per day and per tenant", async () => {
+  const code = "print('<script>window.__pwned=6</script>')  # <img src=x onerror=window.__pwned=7>";
+  const j = await job({ code, wait_s: 30 });
+  assert.equal(j.outcome, 'succeeded', JSON.stringify(j));
+  const { page, seen } = await signIn();
+  await page.goto(serve.url + '/ui/#/jobs/' + j.id, { waitUntil: 'networkidle0' });
+  await page.waitForSelector('pre.job-code');
+  assert.equal(await page.$eval('pre.job-code', (e) => e.textContent), code, 'the code is shown as it was sent');
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'the code became markup');
+  assert.equal(await page.$$eval('main img', (i) => i.length), 0);
+  await screenshot(page, 'job-code');
+
+  await page.goto(serve.url + '/ui/#/usage', { waitUntil: 'networkidle0' });
+  await page.waitForSelector('.cost-bar');
+  const usage = await page.evaluate(() => [...document.querySelectorAll('section')].map((s) => ({
+    title: s.querySelector('h2') ? s.querySelector('h2').textContent : '',
+    rows: [...s.querySelectorAll('tbody tr')].map((r) => [...r.cells].map((c) => c.textContent)),
+  })));
+  const day = usage.find((u) => u.title === 'Per day');
+  const tenant = usage.find((u) => u.title === 'Per tenant');
+  assert.ok(day && tenant, JSON.stringify(usage));
+  const today = new Date().toISOString().slice(0, 10);
+  const todayRow = day.rows.find((r) => r[0] === today);
+  assert.ok(todayRow, `no row for ${today}: ${JSON.stringify(day.rows)}`);
+  assert.ok(Number(todayRow[1]) >= 1, 'the day counts the jobs');
+  assert.match(todayRow[7], /^\d+\.\d{6} GBP$/, "the cost is the API's decimal string in GBP");
+  const api = await call(serve.url, serve.keys.operator, 'GET', '/v1/usage?group_by=day');
+  const apiToday = api.json.groups.find((g) => g.key === today);
+  assert.equal(todayRow[7], `${apiToday.cost.total} GBP`, "the page shows the API's cost, not a rounded float");
+  assert.ok(tenant.rows.some((r) => r.length > 1 && Number(r[1]) >= 1), JSON.stringify(tenant.rows));
+  await screenshot(page, 'usage');
+  assertClean(seen);
+  await page.close();
+});
+
 test('sessions, snapshots, usage and health pages load with the key', async () => {
   const { page, seen } = await signIn();
   for (const [hash, marker] of [['#/sessions', 'h1'], ['#/snapshots', 'h1'], ['#/usage', 'table.fields'],

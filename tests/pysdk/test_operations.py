@@ -37,6 +37,10 @@ def test_service_operations(client, service):
     assert "paths" in client.openapi()                             # getOpenApi
     usage = client.usage()                                         # getUsage
     assert "jobs" in usage and "storage" in usage
+    by_day = client.usage(group_by="day")
+    assert by_day["group_by"] == "day" and by_day["total"]["cost"]["currency"] == "GBP"
+    pools = client.pools()                                         # getPools
+    assert isinstance(pools["warm"], int) and pools["process"] in ("running", "stopped", "none")
     admin = Client(service.url, service.keys.alpha_admin)
     assert "removed" in admin.run_retention()                      # runRetention
 

@@ -125,6 +125,12 @@ test("usage and retention (admin)", async () => {
   const usage = await client.getUsage();
   assert.ok(usage.jobs >= 3);
   assert.ok(usage.storage.total_bytes > 0);
+  const byDay = await client.getUsage({ group_by: "day" });
+  assert.equal(byDay.group_by, "day");
+  assert.ok(byDay.groups.length >= 1 && /^\d+\.\d{6}$/.test(byDay.total.cost.total), JSON.stringify(byDay.total));
+  const pools = await client.getPools();
+  assert.equal(typeof pools.warm, "number", JSON.stringify(pools));
+  assert.ok(["running", "stopped", "none"].includes(pools.process), JSON.stringify(pools));
   const retention = await admin.runRetention();
   assert.equal(typeof retention.removed, "number");
 });

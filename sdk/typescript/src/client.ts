@@ -34,6 +34,8 @@ import type {
   SnapshotDeleted,
   SnapshotList,
   TenantUsage,
+  UsageQuery,
+  Pools,
   UploadedFile,
   WorkspaceFile,
 } from "./types.js";
@@ -229,8 +231,14 @@ export class AirlockClient implements Operations {
     });
   }
 
-  getUsage(range: { from?: string; to?: string } = {}, o: CallOptions = {}): Promise<TenantUsage> {
-    return this.transport.json({ ...o, operation: "getUsage", method: "GET", path: "/v1/usage", query: range });
+  /** Usage and its cost over a time range, optionally grouped by tenant, day or image (scope read or admin). */
+  getUsage(query: UsageQuery = {}, o: CallOptions = {}): Promise<TenantUsage> {
+    return this.transport.json({ ...o, operation: "getUsage", method: "GET", path: "/v1/usage", query });
+  }
+
+  /** The service's warm pool: sandboxes kept prepared, by class, and whether its process runs (scope read or admin). */
+  getPools(o: CallOptions = {}): Promise<Pools> {
+    return this.transport.json({ ...o, operation: "getPools", method: "GET", path: "/v1/pools" });
   }
 
   /** Runs retention now (scope admin). */

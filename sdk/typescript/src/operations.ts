@@ -29,6 +29,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation & { client: K 
   downloadOutput: { method: "GET", path: "/v1/jobs/{id}/outputs/{name}", client: "downloadOutput" },
   publishOutput: { method: "POST", path: "/v1/jobs/{id}/outputs/{name}/publish", client: "publishOutput" },
   getUsage: { method: "GET", path: "/v1/usage", client: "getUsage" },
+  getPools: { method: "GET", path: "/v1/pools", client: "getPools" },
   runRetention: { method: "POST", path: "/v1/admin/retention", client: "runRetention" },
   openSession: { method: "POST", path: "/v1/sessions", client: "openSession" },
   listSessions: { method: "GET", path: "/v1/sessions", client: "listSessions" },

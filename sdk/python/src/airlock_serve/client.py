@@ -25,6 +25,7 @@ OPERATIONS = {
     "downloadOutput": "download_output",
     "publishOutput": "publish_output",
     "getUsage": "usage",
+    "getPools": "pools",
     "runRetention": "run_retention",
     "openSession": "open_session",
     "listSessions": "list_sessions",
@@ -94,8 +95,15 @@ class Client:
     def openapi(self):
         return self._t.json("GET", "/openapi.json")
 
-    def usage(self, from_=None, to=None):
-        return self._t.json("GET", "/v1/usage", query={"from": from_, "to": to})
+    def usage(self, from_=None, to=None, group_by=None, items=None):
+        """Usage and its cost under the rate card; group_by: "tenant", "day" or "image";
+        items=True lists every item with its cost."""
+        return self._t.json("GET", "/v1/usage", query={
+            "from": from_, "to": to, "group_by": group_by, "items": None if items is None else ("1" if items else "0")})
+
+    def pools(self):
+        """The service's warm pool: sandboxes kept prepared, by class, and whether its process runs."""
+        return self._t.json("GET", "/v1/pools")
 
     def run_retention(self):
         return self._t.json("POST", "/v1/admin/retention")
@@ -134,11 +142,12 @@ class Client:
         return job.wait(timeout=timeout)
 
     def list_jobs(self, *, state=None, outcome=None, created_after=None, created_before=None, limit=None,
-                  cursor=None):
-        """One page: {jobs: [...], next_cursor}."""
+                  cursor=None, tenant=None, image=None):
+        """One page: {jobs: [...], next_cursor}. tenant (a tenant id or name, or "*" for
+        all) needs an admin key; image matches a name (any digest) or NAME@DIGEST."""
         return self._t.json("GET", "/v1/jobs", query={
             "state": state, "outcome": outcome, "created_after": created_after, "created_before": created_before,
-            "limit": limit, "cursor": cursor})
+            "limit": limit, "cursor": cursor, "tenant": tenant, "image": image})
 
     def get_job(self, job_id):
         return Job(self, self._t.json("GET", f"/v1/jobs/{_q(job_id)}"))

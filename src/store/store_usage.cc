@@ -20,7 +20,13 @@ constexpr const char* kJobs =
 
 constexpr const char* kClosedSessions =
     "SELECT s.id, s.tenant_id, s.created_at, s.closed_at, s.close_reason, "
-    "CASE WHEN json_valid(r.json) THEN COALESCE(json_extract(r.json, '$.usage'), '{}') ELSE '{}' END, "
+    // The record's usage, with egress_bytes: what the session's gateway carried
+    // both ways, summed over the attempts of its "network" events.
+    "CASE WHEN json_valid(r.json) THEN json_set(COALESCE(json_extract(r.json, '$.usage'), '{}'), '$.egress_bytes', "
+    "(SELECT COALESCE(SUM(COALESCE(json_extract(a.value, '$.bytes_up'), 0) + "
+    "COALESCE(json_extract(a.value, '$.bytes_down'), 0)), 0) "
+    "FROM json_each(r.json, '$.events') e, json_each(e.value, '$.attempts') a "
+    "WHERE json_extract(e.value, '$.event') = 'network')) ELSE '{}' END, "
     "CASE WHEN json_valid(s.request_json) THEN COALESCE(json_extract(s.request_json, '$.image'), '') ELSE '' END "
     "FROM sessions s LEFT JOIN records r ON r.job_id = s.id "
     "WHERE (?1 = '' OR s.tenant_id = ?1) AND s.state = 'closed' "

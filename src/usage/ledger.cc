@@ -114,6 +114,7 @@ Item session_item(const std::string& id, const std::string& tenant, const std::s
   if (from && to && *to > *from) it.figures.wall_ms = it.figures.session_ms = static_cast<uint64_t>(*to - *from);
   it.figures.cpu_ms = figure(usage, "cpu_ms");
   it.figures.memory_byte_ms = static_cast<unsigned __int128>(figure(usage, "peak_memory_bytes")) * it.figures.wall_ms;
+  it.figures.egress_bytes = figure(usage, "egress_bytes");  // a closed session's gateway traffic (store_usage.cc)
   return it;
 }
 

@@ -73,5 +73,34 @@ TEST_F(StoreUsage, RowsOfTheWindowForOneTenantOrAll) {
   EXPECT_TRUE(before->empty());
 }
 
+TEST_F(StoreUsage, AClosedSessionsEgressIsWhatItsGatewayCarriedBothWays) {
+  SessionRow row;
+  row.id = "s1";
+  row.tenant_id = a_;
+  row.key_id = "k";
+  row.request_json = "{}";
+  row.created_at = "2026-01-01T10:00:00.000Z";
+  ASSERT_TRUE(store_->create_session(row));
+  nlohmann::json record = {
+      {"kind", "session"},
+      {"usage", {{"cpu_ms", 7}}},
+      {"events", {{{"event", "file"}, {"path", "a.csv"}},
+                  {{"event", "network"},
+                   {"attempts", {{{"host", "api.example"}, {"bytes_up", 100}, {"bytes_down", 1000}},
+                                 {{"host", "api.example"}, {"bytes_up", 20}, {"bytes_down", 5}},
+                                 {{"host", "denied.example"}, {"verdict", "denied"}}}},
+                   {"dropped", 0}}}}};
+  ASSERT_TRUE(store_->close_session("s1", "closed", "2026-01-01T11:00:00.000Z", record.dump()));
+  auto rows = store_->usage_rows(a_, "", "");
+  ASSERT_TRUE(rows) << rows.error().message();
+  const UsageRow* session = nullptr;
+  for (const auto& r : *rows)
+    if (r.kind == UsageRow::Kind::kSession) session = &r;
+  ASSERT_NE(session, nullptr);
+  auto usage = nlohmann::json::parse(session->json);
+  EXPECT_EQ(usage.value("cpu_ms", 0), 7);
+  EXPECT_EQ(usage.value("egress_bytes", 0), 1125);  // 100 + 1000 + 20 + 5; the denied attempt carried nothing
+}
+
 }  // namespace
 }  // namespace airlock::store

@@ -156,6 +156,10 @@ TEST(UsageItems, ASessionsIdleTimeCounts) {
   EXPECT_TRUE(it.figures.memory_byte_ms == static_cast<unsigned __int128>(1000) * 3'600'000);
   Cost c = cost_of(it.figures, RateCard{});
   EXPECT_TRUE(c.session == RateCard{}.session_hour);
+  EXPECT_EQ(it.figures.egress_bytes, 0u);
+  Item net = session_item("s", "t", "2026-11-30T10:00:00Z", "2026-11-30T11:00:00Z", "closed", "",
+                          {{"cpu_ms", 200}, {"egress_bytes", 5120}});
+  EXPECT_EQ(net.figures.egress_bytes, 5120u);
 }
 
 TEST(UsageItems, StorageIsSplitByDayAndClippedToTheWindow) {

@@ -5,8 +5,6 @@
 // cgroups, mounts, work directories). The seed of the kill points is printed;
 // AIRLOCK_FAULT_SEED replays a run, AIRLOCK_FAULT_JOBS changes the load
 // (default 500 jobs, 5 kills).
-#include <dirent.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,14 +13,13 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "process_tree.h"
 #include "service_fixture.h"
 #include "sys/file_io.h"
 
@@ -30,79 +27,6 @@ using namespace airlock::testing;
 using nlohmann::json;
 
 namespace {
-
-// A process as /proc shows it: pid, parent, start time (ticks since boot; tells a reused pid apart), uid.
-struct Proc {
-  pid_t pid = 0, ppid = 0;
-  unsigned long long start = 0;
-  uid_t uid = 0;
-  bool zombie = false;
-};
-
-std::optional<Proc> read_proc(pid_t pid) {
-  // The process may end between the directory listing and this read (ESRCH):
-  // then it is simply not there.
-  auto read = airlock::sys::read_file("/proc/" + std::to_string(pid) + "/stat");
-  if (!read) return std::nullopt;
-  const std::string& text = *read;
-  auto paren = text.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream rest(text.substr(paren + 2));
-  Proc p;
-  p.pid = pid;
-  char state = 0;
-  rest >> state >> p.ppid;
-  std::string skip;
-  for (int field = 5; field < 22; ++field) rest >> skip;  // fields 5..21; 22 is starttime
-  rest >> p.start;
-  p.zombie = state == 'Z' || state == 'X';
-  struct stat st{};
-  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0) p.uid = st.st_uid;
-  return rest ? std::optional(p) : std::nullopt;
-}
-
-std::vector<Proc> all_processes() {
-  std::vector<Proc> out;
-  if (DIR* d = ::opendir("/proc")) {
-    while (dirent* e = ::readdir(d)) {
-      pid_t pid = std::atoi(e->d_name);
-      if (pid <= 0) continue;
-      if (auto p = read_proc(pid)) out.push_back(*p);
-    }
-    ::closedir(d);
-  }
-  return out;
-}
-
-// Every live process below `root` (its airlock runs, their sandboxes' inits and payloads).
-std::vector<Proc> descendants(pid_t root) {
-  auto procs = all_processes();
-  std::set<pid_t> tree = {root};
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (const auto& p : procs)
-      if (!tree.count(p.pid) && tree.count(p.ppid)) grew = tree.insert(p.pid).second;
-  }
-  std::vector<Proc> out;
-  for (const auto& p : procs)
-    if (p.pid != root && tree.count(p.pid) && !p.zombie) out.push_back(p);
-  return out;
-}
-
-bool still_alive(const Proc& p) {
-  auto now = read_proc(p.pid);
-  return now && now->start == p.start && !now->zombie;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d))
-      if (std::string n = e->d_name; n != "." && n != "..") out.push_back(n);
-    ::closedir(d);
-  }
-  return out;
-}
 
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -230,15 +154,15 @@ TEST(FaultKill, KilledAtRandomMomentsEveryAcceptedJobEndsOnceWithItsRecord) {
           << (ledger.problems.empty() ? "" : ledger.problems[0]);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
-    auto below = descendants(svc.pid());
-    auto dirs = entries(svc.state_dir() + "/jobs");
+    auto below = tree_below(svc.pid());
+    auto dirs = dir_entries(svc.state_dir() + "/jobs");
     svc.kill_hard();
     killed_job_dirs.insert(killed_job_dirs.end(), dirs.begin(), dirs.end());
-    std::vector<Proc> survivors;
+    std::vector<TreeProc> survivors;
     for (int waited = 0; waited <= 5000; waited += 20) {
       survivors.clear();
       for (const auto& p : below)
-        if (still_alive(p)) survivors.push_back(p);
+        if (still_running(p)) survivors.push_back(p);
       if (survivors.empty()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -315,7 +239,7 @@ TEST(FaultKill, KilledAtRandomMomentsEveryAcceptedJobEndsOnceWithItsRecord) {
   // while it was being made, or after its lock file went, is swept only once
   // it is a minute old (jobs/state_dir.cc: a younger one may be a live
   // airlock's), so only such a remainder may be left.
-  for (const auto& name : entries(svc.state_dir() + "/jobs")) {
+  for (const auto& name : dir_entries(svc.state_dir() + "/jobs")) {
     std::string path = svc.state_dir() + "/jobs/" + name;
     struct stat st{};
     bool unlocked_removal = name.rfind(".gone-", 0) == 0 && ::stat((path + "/lock").c_str(), &st) != 0;
@@ -323,7 +247,7 @@ TEST(FaultKill, KilledAtRandomMomentsEveryAcceptedJobEndsOnceWithItsRecord) {
     EXPECT_TRUE(unlocked_removal || unfinished_creation) << "job directory left: " << name;
   }
   for (const auto& id : killed_job_dirs) EXPECT_EQ(cgroups_named(id), std::vector<std::string>{}) << id;
-  EXPECT_EQ(entries(svc.data_dir() + "/spool"), std::vector<std::string>{});
+  EXPECT_EQ(dir_entries(svc.data_dir() + "/spool"), std::vector<std::string>{});
   std::ifstream mounts("/proc/self/mountinfo");
   for (std::string line; std::getline(mounts, line);)
     EXPECT_EQ(line.find(svc.state_dir()), std::string::npos) << line;
@@ -338,13 +262,13 @@ TEST(FaultKill, APartialUploadOfAKilledServiceIsRemovedAtTheNextStart) {
     RawConnection raw(svc.port());
     ASSERT_TRUE(raw.send("POST /v1/files?name=big.txt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                          svc.alpha.secret + "\r\nContent-Length: 10000000\r\n\r\n" + std::string(200000, 'a')));
-    for (int waited = 0; waited < 5000 && entries(spool).empty(); waited += 20)
+    for (int waited = 0; waited < 5000 && dir_entries(spool).empty(); waited += 20)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_EQ(entries(spool).size(), 1u) << "the body is being spooled";
+    ASSERT_EQ(dir_entries(spool).size(), 1u) << "the body is being spooled";
     svc.kill_hard();
   }
   svc.start();
-  EXPECT_EQ(entries(spool), std::vector<std::string>{});
+  EXPECT_EQ(dir_entries(spool), std::vector<std::string>{});
   HttpClient http(svc.port());
   EXPECT_EQ(http.request("POST", "/v1/files?name=after.txt", "after\n", svc.alpha.auth()).status, 201);
 }

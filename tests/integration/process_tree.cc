@@ -1,6 +1,7 @@
 #include "process_tree.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <optional>
@@ -28,6 +29,8 @@ std::optional<TreeProc> read_stat(pid_t pid) {
   for (int field = 5; field < 22; ++field) rest >> skip;  // 22 is starttime
   rest >> p.start;
   p.zombie = state == 'Z' || state == 'X';
+  struct stat st{};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0) p.uid = st.st_uid;
   return rest ? std::optional(p) : std::nullopt;
 }
 

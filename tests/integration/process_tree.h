@@ -12,6 +12,7 @@ namespace airlock::testing {
 struct TreeProc {
   pid_t pid = 0, ppid = 0;
   unsigned long long start = 0;  // ticks since boot
+  uid_t uid = 0;
   bool zombie = false;
 };
 

@@ -89,7 +89,7 @@ test("the worker asks for exactly the privileges README.md explains, and the API
   const pod = w.spec.template.spec;
   const sc = container(w).securityContext;
   assert.equal(sc.privileged, false);
-  assert.deepEqual(sc.capabilities, { drop: ["ALL"], add: ["SYS_ADMIN", "SETUID", "SETGID"] });
+  assert.deepEqual(sc.capabilities, { drop: ["ALL"], add: ["SYS_ADMIN", "SETUID", "SETGID", "SYS_NICE"] });
   assert.equal(pod.hostPID, false);
   assert.equal(pod.hostIPC, false);
   assert.equal(pod.hostNetwork, false);

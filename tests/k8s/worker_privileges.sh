@@ -8,7 +8,7 @@
 #   README gives (read-only cgroups; then the kernel refusing the sandbox's /proc);
 # - with it, jobs succeed, the service's selftest holds, and a job does not see
 #   the worker's unmasked /proc;
-# - each of the three capabilities is needed: without it, the documented failure.
+# - each of the four capabilities is needed: without it, the documented failure.
 # Not covered here: cgroup v2 delegation (this host's controllers are on v1),
 # the runtime's seccomp and AppArmor profiles, a real kubelet.
 # Exits 77 (skipped) when not root or a tool is missing.
@@ -27,14 +27,19 @@ airlock="$(realpath "$airlock")"
 # The capabilities the DaemonSet adds, from worker.yaml itself.
 caps_line=$(grep -E '^\s*add: \[' "${deploy}/worker.yaml") || { echo "FAIL: no capabilities in worker.yaml"; exit 1; }
 caps=$(echo "$caps_line" | sed -E 's/.*\[(.*)\].*/\1/; s/[" ]//g' | tr 'A-Z' 'a-z')
-[[ "$caps" == "sys_admin,setuid,setgid" ]] || { echo "FAIL: worker.yaml adds '$caps'; this test knows sys_admin,setuid,setgid"; exit 1; }
+[[ "$caps" == "sys_admin,setuid,setgid,sys_nice" ]] || { echo "FAIL: worker.yaml adds '$caps'; this test knows sys_admin,setuid,setgid,sys_nice"; exit 1; }
 
 tmp=$(mktemp -d /tmp/airlock-k8s-priv-XXXXXX)
 chmod 0711 "$tmp"
 cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
-mkdir -m 0711 "$tmp/state"
-export AIRLOCK_UNMASKED_PROC="$tmp/proc"
+# The pod's writable volumes (worker.yaml): /run/airlock (with the node's
+# /run/airlock/uids inside it, shared with every airlock on the host),
+# /var/lib/airlock and /tmp. Everything else is read-only, as with
+# readOnlyRootFilesystem.
+mkdir -m 0711 "$tmp/state" "$tmp/run" "$tmp/run/uids"
+mkdir -m 1777 "$tmp/tmp"
+mkdir -p -m 0711 /run/airlock/uids
 
 failures=0
 pass() { echo "ok: $*"; }
@@ -46,6 +51,12 @@ container() {
   local bounding="$1" cgroups="$2"; shift 2
   unshare -m --propagation private bash -c '
     set -e
+    tmp="$2"
+    mount --bind /run/airlock/uids "$tmp/run/uids"
+    mount --rbind "$tmp/run" /run/airlock
+    mount --bind "$tmp/state" /var/lib/airlock
+    mount --bind "$tmp/tmp" /tmp
+    mount -o remount,bind,ro /
     mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys
     for f in /proc/timer_list /proc/sched_debug /proc/kcore /proc/keys; do
       [ -e "$f" ] && mount --bind /dev/null "$f"
@@ -55,12 +66,12 @@ container() {
         mount -o remount,bind,ro "$m"
       done
     fi
-    shift
+    shift 2
     exec setpriv --bounding-set "$0" --inh-caps -all --ambient-caps -all -- "$@"
-  ' "$bounding" "$cgroups" "$@"
+  ' "$bounding" "$cgroups" "$tmp" "$@"
 }
 all="-all,+${caps//,/,+}"
-run_job() { echo "$airlock" run --state-dir "$tmp/state" "$@"; }
+run_job() { echo "$airlock" run --state-dir /var/lib/airlock "$@"; }
 
 # 1. Without the preparation: the container's read-only cgroups stop the sandbox.
 out=$(container "$all" ro-cgroups $(run_job) -- /bin/true 2>&1)
@@ -78,7 +89,7 @@ else
   fail "with the runtime's masked /proc the job did not fail as expected: $out"
 fi
 
-# 3. With the preparation and exactly the three capabilities: the job runs, in a
+# 3. With the preparation and exactly the four capabilities: the job runs, in a
 #    /proc of its own, and cannot reach the worker's unmasked /proc.
 probe='test "$(cat /proc/1/comm)" != systemd && test ! -e '"$tmp"'/proc && ls /proc | grep -c "^[0-9]"'
 out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" $(run_job) -- /bin/sh -c "$probe" 2>&1)
@@ -86,7 +97,7 @@ if [[ $? -eq 0 && "$out" == *"succeeded"* ]]; then
   pids=$(echo "$out" | grep -E '^[0-9]+$' | head -1)
   # init, sh, ls and grep: a handful, where the host has hundreds.
   if [[ -n "$pids" && "$pids" -lt 10 ]]; then
-    pass "prepared, three capabilities: the job succeeded and its /proc shows $pids process(es), not the worker's"
+    pass "prepared, four capabilities: the job succeeded and its /proc shows $pids process(es), not the worker's"
   else
     fail "the job's /proc showed '$pids' processes: $out"
   fi
@@ -94,10 +105,12 @@ else
   fail "prepared, with sys_admin,setuid,setgid the job did not succeed: $out"
 fi
 
-# 4. The whole service path (airlock serve in the same container): its selftest holds.
-out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" "$airlock" selftest 2>&1)
+# 4. The whole service path (airlock serve in the same container, on the
+#    ConfigMap's configuration: a warm pool too): its selftest holds.
+cp "${deploy}/config/airlock.toml" "$tmp/tmp/airlock.toml"
+out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" "$airlock" selftest --config /tmp/airlock.toml 2>&1)
 if [[ $? -eq 0 && "$out" == *" 0 broken"*"PASS"* ]]; then
-  pass "prepared, three capabilities: airlock selftest $(echo "$out" | tail -1)"
+  pass "prepared, four capabilities: airlock selftest $(echo "$out" | tail -1)"
 else
   fail "airlock selftest in the simulated container: $(echo "$out" | grep -E 'BROKEN|answer|PASS|FAIL' | head -6)"
 fi
@@ -125,8 +138,18 @@ for cap in sys_admin setuid setgid; do
   fi
 done
 
+# SYS_NICE: a warm pool's sandboxes are made at nice 10 and a taken one is set
+# back to its taker's priority, a process of another uid (the ConfigMap has warm_pool = 2).
+out=$(container "$(echo "$all" | sed "s/,+sys_nice//")" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" \
+      "$airlock" selftest --config /tmp/airlock.toml 2>&1)
+if [[ $? -ne 0 && "$out" == *"BROKEN"*"set the job's priority: Permission denied"* ]]; then
+  pass "without sys_nice: a pooled job is sandbox_error, set the job's priority: Permission denied"
+else
+  fail "without sys_nice the pooled jobs did not fail as expected: $(echo "$out" | tail -3)"
+fi
+
 # 6. The preparation itself needs SYS_ADMIN and says so.
-out=$(container "-all,+setuid,+setgid" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" /bin/true 2>&1)
+out=$(container "-all,+setuid,+setgid,+sys_nice" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" /bin/true 2>&1)
 if [[ $? -eq 125 && "$out" == *"cannot mount an unmasked /proc"* ]]; then
   pass "prepare-worker.sh without sys_admin: refused with its reason"
 else

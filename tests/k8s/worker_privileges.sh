@@ -2,8 +2,9 @@
 # k8s.worker_privileges: the worker's privileges of deploy/kubernetes/worker.yaml,
 # tried on this host. A private mount namespace is set up the way a container
 # runtime sets up a container (/proc/sys read-only, /proc files masked with
-# /dev/null, the cgroup mounts read-only) and airlock runs with a capability
-# bounding set of exactly the capabilities the DaemonSet adds. Asserted:
+# /dev/null, the cgroup mounts read-only, a read-only root with the pod's
+# volumes writable) and airlock runs with a capability bounding set of exactly
+# the capabilities the DaemonSet adds. Asserted:
 # - without scripts/prepare-worker.sh every sandbox fails, for the reason the
 #   README gives (read-only cgroups; then the kernel refusing the sandbox's /proc);
 # - with it, jobs succeed, the service's selftest holds, and a job does not see

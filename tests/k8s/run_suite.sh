@@ -7,5 +7,5 @@ if ! command -v node >/dev/null; then echo "SKIP: node is not installed"; exit 7
 if [[ ! -d "${dir}/node_modules/kubernetes-models" || ! -d "${dir}/node_modules/typescript" ]]; then
   echo "SKIP: the manifest checkers are not installed (run scripts/test-setup/60-k8s.sh)"; exit 77
 fi
-[[ -n "${AIRLOCK_BINARY:-}" ]] && export AIRLOCK_BINARY="$(realpath -m "$AIRLOCK_BINARY")"
+if [[ -n "${AIRLOCK_BINARY:-}" ]]; then AIRLOCK_BINARY="$(realpath -m "$AIRLOCK_BINARY")"; export AIRLOCK_BINARY; fi
 cd "$dir" && exec node --test --test-reporter=spec "$file"

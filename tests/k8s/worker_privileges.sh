@@ -27,7 +27,7 @@ airlock="$(realpath "$airlock")"
 
 # The capabilities the DaemonSet adds, from worker.yaml itself.
 caps_line=$(grep -E '^\s*add: \[' "${deploy}/worker.yaml") || { echo "FAIL: no capabilities in worker.yaml"; exit 1; }
-caps=$(echo "$caps_line" | sed -E 's/.*\[(.*)\].*/\1/; s/[" ]//g' | tr 'A-Z' 'a-z')
+caps=$(echo "$caps_line" | sed -E 's/.*\[(.*)\].*/\1/; s/[" ]//g' | tr '[:upper:]' '[:lower:]')
 [[ "$caps" == "sys_admin,setuid,setgid,sys_nice" ]] || { echo "FAIL: worker.yaml adds '$caps'; this test knows sys_admin,setuid,setgid,sys_nice"; exit 1; }
 
 tmp=$(mktemp -d /tmp/airlock-k8s-priv-XXXXXX)
@@ -40,7 +40,10 @@ trap cleanup EXIT
 # readOnlyRootFilesystem.
 mkdir -m 0711 "$tmp/state" "$tmp/run" "$tmp/run/uids"
 mkdir -m 1777 "$tmp/tmp"
-mkdir -p -m 0711 /run/airlock/uids
+# airlock's own lease directory on this host (it makes it itself at a job's
+# start; made here first because it is bound into the pod's /run/airlock).
+[[ -d /run/airlock ]] || mkdir -m 0711 /run/airlock
+[[ -d /run/airlock/uids ]] || mkdir -m 0711 /run/airlock/uids
 
 failures=0
 pass() { echo "ok: $*"; }
@@ -72,10 +75,10 @@ container() {
   ' "$bounding" "$cgroups" "$tmp" "$@"
 }
 all="-all,+${caps//,/,+}"
-run_job() { echo "$airlock" run --state-dir /var/lib/airlock "$@"; }
+job=("$airlock" run --state-dir /var/lib/airlock)
 
 # 1. Without the preparation: the container's read-only cgroups stop the sandbox.
-out=$(container "$all" ro-cgroups $(run_job) -- /bin/true 2>&1)
+out=$(container "$all" ro-cgroups "${job[@]}" -- /bin/true 2>&1)
 if [[ $? -ne 0 && "$out" == *"sandbox_error"*"Read-only file system"* ]]; then
   pass "without prepare-worker.sh: sandbox_error, the cgroup is read-only"
 else
@@ -83,7 +86,7 @@ else
 fi
 
 # 2. Writable cgroups but the runtime's masked /proc: the kernel refuses the sandbox's /proc.
-out=$(container "$all" rw-cgroups $(run_job) -- /bin/true 2>&1)
+out=$(container "$all" rw-cgroups "${job[@]}" -- /bin/true 2>&1)
 if [[ $? -ne 0 && "$out" == *"sandbox_error"*"mount /proc: Operation not permitted"* ]]; then
   pass "masked /proc: sandbox_error, mount /proc: Operation not permitted"
 else
@@ -93,7 +96,7 @@ fi
 # 3. With the preparation and exactly the four capabilities: the job runs, in a
 #    /proc of its own, and cannot reach the worker's unmasked /proc.
 probe='test "$(cat /proc/1/comm)" != systemd && test ! -e '"$tmp"'/proc && ls /proc | grep -c "^[0-9]"'
-out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" $(run_job) -- /bin/sh -c "$probe" 2>&1)
+out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" "${job[@]}" -- /bin/sh -c "$probe" 2>&1)
 if [[ $? -eq 0 && "$out" == *"succeeded"* ]]; then
   pids=$(echo "$out" | grep -E '^[0-9]+$' | head -1)
   # init, sh, ls and grep: a handful, where the host has hundreds.
@@ -127,10 +130,10 @@ declare -A reason=(
 for cap in sys_admin setuid setgid; do
   if [[ $cap == sys_admin ]]; then
     out=$(container "${all},+setpcap" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" \
-          setpriv --bounding-set -sys_admin,-setpcap -- $(run_job) -- /bin/true 2>&1)
+          setpriv --bounding-set -sys_admin,-setpcap -- "${job[@]}" -- /bin/true 2>&1)
   else
     out=$(container "$(echo "$all" | sed "s/,+${cap}//")" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" \
-          $(run_job) -- /bin/true 2>&1)
+          "${job[@]}" -- /bin/true 2>&1)
   fi
   if [[ $? -ne 0 && "$out" == *"sandbox_error"*"${reason[$cap]}"* ]]; then
     pass "without ${cap}: sandbox_error, ${reason[$cap]}"

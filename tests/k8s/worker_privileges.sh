@@ -10,7 +10,8 @@
 # - with it, jobs succeed, the service's selftest holds, and a job does not see
 #   the worker's unmasked /proc;
 # - each of the four capabilities is needed: without it, the documented failure.
-# Not covered here: cgroup v2 delegation (this host's controllers are on v1),
+# Not covered here: airlock on cgroup v2 (this host's controllers are on v1;
+# only the script's v2 steps are tried),
 # the runtime's seccomp and AppArmor profiles, a real kubelet.
 # Exits 77 (skipped) when not root or a tool is missing.
 set -uo pipefail
@@ -158,6 +159,22 @@ if [[ $? -eq 125 && "$out" == *"cannot mount an unmasked /proc"* ]]; then
   pass "prepare-worker.sh without sys_admin: refused with its reason"
 else
   fail "prepare-worker.sh without sys_admin: $out"
+fi
+
+# 7. cgroup v2 (only the script: this host's controllers are on v1). A cgroup2
+#    mounted read-only in a new cgroup namespace, as a runtime mounts it: the
+#    script makes it writable and moves itself into the leaf "service".
+mkdir "$tmp/cg2"
+out=$(unshare -m -C --propagation private sh -c '
+  mount -t cgroup2 none "$1/cg2" && mount -o remount,bind,ro "$1/cg2"
+  AIRLOCK_UNMASKED_PROC="$1/run/proc2" AIRLOCK_CGROUP_ROOT="$1/cg2" sh "$2/scripts/prepare-worker.sh" grep "^0::" /proc/self/cgroup
+  status=$?
+  rmdir "$1/cg2/service"
+  exit $status' sh "$tmp" "$deploy" 2>&1)
+if [[ $? -eq 0 && "$out" == "0::/service" ]]; then
+  pass "cgroup v2: the read-only mount made writable, the worker moved into /service"
+else
+  fail "cgroup v2: $out"
 fi
 
 # Nothing of the jobs is left: no cgroup of theirs (their ids are in the records).

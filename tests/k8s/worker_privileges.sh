@@ -7,8 +7,8 @@
 # the capabilities the DaemonSet adds. Asserted:
 # - without scripts/prepare-worker.sh every sandbox fails, for the reason the
 #   README gives (read-only cgroups; then the kernel refusing the sandbox's /proc);
-# - with it, jobs succeed, the service's selftest holds, and a job does not see
-#   the worker's unmasked /proc;
+# - with it, jobs succeed, the service's selftest holds (with the ConfigMap's
+#   warm pool), a session runs, and a job does not see the worker's unmasked /proc;
 # - each of the four capabilities is needed: without it, the documented failure.
 # Not covered here: airlock on cgroup v2 (this host's controllers are on v1;
 # only the script's v2 steps are tried),
@@ -52,9 +52,10 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # What a runtime does to a container, then "$@" under the bounding set $1.
 # $2: "ro-cgroups" or "rw-cgroups" (to see the /proc failure by itself).
+# At most 120 s: timeout then kills its process group (what ran inside too).
 container() {
   local bounding="$1" cgroups="$2"; shift 2
-  unshare -m --propagation private bash -c '
+  timeout -k 5 120 unshare -m --propagation private bash -c '
     set -e
     tmp="$2"
     mount --bind /run/airlock/uids "$tmp/run/uids"
@@ -118,6 +119,36 @@ if [[ $? -eq 0 && "$out" == *" 0 broken"*"PASS"* ]]; then
   pass "prepared, four capabilities: airlock selftest $(echo "$out" | tail -1)"
 else
   fail "airlock selftest in the simulated container: $(echo "$out" | grep -E 'BROKEN|answer|PASS|FAIL' | head -6)"
+fi
+
+# 4b. A session (its sandbox lives across calls, its Python kernel forks) on
+#     airlock serve in the same container: Python and a shell call, then close.
+cat > "$tmp/tmp/session.sh" <<'EOS'
+set -u
+airlock="$1"
+mkdir -m 0711 /tmp/data
+"$airlock" keys create --tenant k8s --scopes run,read --data-dir /tmp/data > /tmp/key 2>/dev/null || exit 2
+chmod 0600 /tmp/key
+"$airlock" serve --data-dir /tmp/data --state-dir /var/lib/airlock --listen 127.0.0.1:0 > /tmp/serve.log 2>&1 &
+serve=$!
+url=""
+for _ in $(seq 100); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*' /tmp/serve.log | head -1)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+id=$("$airlock" session create --server "$url" --key-file /tmp/key 2>&1)
+"$airlock" session exec "$id" --server "$url" --key-file /tmp/key 'import os; print("uid", os.getuid(), 6 * 7)' 2>&1
+"$airlock" session exec "$id" --shell --server "$url" --key-file /tmp/key 'echo shell-ok' 2>&1
+"$airlock" session close "$id" --server "$url" --key-file /tmp/key 2>&1
+kill "$serve"
+wait "$serve"
+EOS
+out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" /bin/sh /tmp/session.sh "$airlock" 2>&1)
+if [[ "$out" == *"uid 1000 42"*"shell-ok"*"closed "* ]]; then
+  pass "prepared, four capabilities: a session ran Python and a shell call and closed"
+else
+  fail "a session in the simulated container: $out"
 fi
 
 # 5. Each capability is needed. SETUID and SETGID are left out of the bounding

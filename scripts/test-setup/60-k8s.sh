@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# The offline Kubernetes manifest checkers of tests/k8s (kubernetes-models,
-# kubernetes-types, typescript, yaml), pinned in tests/k8s/package-lock.json.
-# Installs only when node_modules does not match the lock file.
+# tests/k8s: Debian's runc (the worker in a real OCI container) and
+# golang-github-docker-docker-dev (only for Docker's default seccomp profile,
+# profiles/seccomp/default.json); then the offline manifest checkers
+# (kubernetes-models, kubernetes-types, typescript, yaml), pinned in
+# tests/k8s/package-lock.json, installed only when node_modules does not match it.
 set -euo pipefail
+
+need=()
+for p in runc golang-github-docker-docker-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if ((${#need[@]})); then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >/dev/null
+  echo "60-k8s: installed ${need[*]}"
+fi
 
 dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/k8s"
 if ! command -v npm >/dev/null; then

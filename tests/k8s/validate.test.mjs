@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import YAML from "yaml";
 import { deployDir, invalidDocuments, loadManifests, manifestFiles, modelErrors, parseDocuments, typeErrors } from "./manifests.mjs";
@@ -103,4 +104,26 @@ test("the worker asks for exactly the privileges README.md explains, and the API
   assert.deepEqual(asc.capabilities, { drop: ["ALL"] });
   assert.equal(asc.allowPrivilegeEscalation, false);
   assert.ok(!api.spec.template.spec.volumes.some((v) => v.hostPath), "the API pods use no host path");
+});
+
+// kubectl is not a Debian package this project installs (Debian 12's
+// kubernetes-client is 1.20); where one is installed, the kustomization's
+// output is checked too: the generated ConfigMaps and the names rewritten.
+const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
+test("kubectl kustomize builds the kustomization into valid objects", { skip: kubectl.status !== 0 && "kubectl is not installed" }, async () => {
+  const r = spawnSync("kubectl", ["kustomize", deployDir], { encoding: "utf8", timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const built = parseDocuments(r.stdout, "kubectl kustomize").map((object, i) => ({ name: `built#${i} ${object.kind}/${object.metadata?.name}`, object }));
+  assert.deepEqual(await invalidDocuments(built), []);
+  const maps = built.filter((d) => d.object.kind === "ConfigMap");
+  const config = maps.find((d) => d.object.metadata.name.startsWith("airlock-config-"));
+  const scripts = maps.find((d) => d.object.metadata.name.startsWith("airlock-scripts-"));
+  assert.equal(config.object.data["airlock.toml"], fs.readFileSync(path.join(deployDir, "config/airlock.toml"), "utf8"));
+  assert.deepEqual(Object.keys(scripts.object.data).sort(), ["prepare-worker.sh", "start.sh"]);
+  for (const kind of ["Deployment", "DaemonSet"]) {
+    const w = built.find((d) => d.object.kind === kind).object;
+    const names = w.spec.template.spec.volumes.filter((v) => v.configMap).map((v) => v.configMap.name).sort();
+    assert.deepEqual(names, [config.object.metadata.name, scripts.object.metadata.name].sort(), kind);
+  }
+  assert.ok(built.every((d) => d.object.kind === "Namespace" || d.object.metadata.namespace === "airlock"));
 });

@@ -55,8 +55,16 @@ container() {
   timeout -k 5 120 runc run --bundle "$bundle" "$name"
   local status=$?
   runc delete -f "$name" >/dev/null 2>&1
-  if find /sys/fs/cgroup -maxdepth 2 -type d -name "$name" 2>/dev/null | grep -q .; then
-    echo "LEFT: the cgroup of container $name"
+  # runc removes the container's cgroups; give a dying process a moment to go.
+  local left=""
+  for _ in $(seq 30); do
+    left=$(find /sys/fs/cgroup -maxdepth 2 -type d -name "$name" 2>/dev/null)
+    [[ -z "$left" ]] && break
+    sleep 0.1
+  done
+  if [[ -n "$left" ]]; then
+    echo "LEFT: the cgroup of container $name: $left"
+    for d in $left; do find "$d" -depth -type d -exec rmdir {} + 2>/dev/null; done
   fi
   return $status
 }

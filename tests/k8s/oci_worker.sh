@@ -6,8 +6,8 @@
 # namespace, a read-only root, the pod's volumes, exactly the DaemonSet's
 # capabilities. Asserted:
 # - without prepare-worker.sh the sandbox fails (read-only cgroups);
-# - with it a job runs (its payload with no capability) and the selftest holds
-#   on the ConfigMap's configuration;
+# - with it a job runs (its payload with no capability), the selftest holds
+#   on the ConfigMap's configuration, and a session runs;
 # - Docker's default seccomp profile, converted for these capabilities as the
 #   runtimes do, stops the sandbox at pivot_root; with pivot_root added the
 #   selftest holds (the Localhost profile README.md describes).
@@ -91,6 +91,14 @@ if [[ $? -eq 0 && "$out" == *" 0 broken"*"PASS"* && "$out" != *LEFT* ]]; then
   pass "runc, prepared: airlock selftest $(echo "$out" | tail -1)"
 else
   fail "runc, prepared, selftest: $(echo "$out" | grep -E 'BROKEN|answer|PASS|FAIL|LEFT' | head -6)"
+fi
+
+# A session (its kernel keeper forks and execs) on airlock serve in the container.
+out=$(container -- "${prepare[@]}" /bin/sh "${here}/session_probe.sh" "$airlock" 2>&1)
+if [[ "$out" == *"uid 1000 42"*"shell-ok"*"closed "* && "$out" != *LEFT* ]]; then
+  pass "runc, prepared: a session ran a Python and a shell call and closed"
+else
+  fail "runc, prepared, a session: $out"
 fi
 
 if [[ -f "$profile" ]]; then

@@ -123,28 +123,7 @@ fi
 
 # 4b. A session (its sandbox lives across calls, its Python kernel forks) on
 #     airlock serve in the same container: Python and a shell call, then close.
-cat > "$tmp/tmp/session.sh" <<'EOS'
-set -u
-airlock="$1"
-mkdir -m 0711 /tmp/data
-"$airlock" keys create --tenant k8s --scopes run,read --data-dir /tmp/data > /tmp/key 2>/dev/null || exit 2
-chmod 0600 /tmp/key
-"$airlock" serve --data-dir /tmp/data --state-dir /var/lib/airlock --listen 127.0.0.1:0 > /tmp/serve.log 2>&1 &
-serve=$!
-url=""
-for _ in $(seq 100); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*' /tmp/serve.log | head -1)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-id=$("$airlock" session create --server "$url" --key-file /tmp/key 2>&1)
-"$airlock" session exec "$id" --server "$url" --key-file /tmp/key 'import os; print("uid", os.getuid(), 6 * 7)' 2>&1
-"$airlock" session exec "$id" --shell --server "$url" --key-file /tmp/key 'echo shell-ok' 2>&1
-"$airlock" session close "$id" --server "$url" --key-file /tmp/key 2>&1
-kill "$serve"
-wait "$serve"
-EOS
-out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" /bin/sh /tmp/session.sh "$airlock" 2>&1)
+out=$(container "$all" ro-cgroups /bin/sh "${deploy}/scripts/prepare-worker.sh" /bin/sh "${here}/session_probe.sh" "$airlock" 2>&1)
 if [[ "$out" == *"uid 1000 42"*"shell-ok"*"closed "* ]]; then
   pass "prepared, four capabilities: a session ran Python and a shell call and closed"
 else

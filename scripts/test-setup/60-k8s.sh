@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# tests/k8s: Debian's runc (the worker in a real OCI container) and
-# golang-github-docker-docker-dev (only for Docker's default seccomp profile,
-# profiles/seccomp/default.json); then the offline manifest checkers
+# tests/k8s: Debian's runc (the worker in a real OCI container); then the
+# offline manifest checkers
 # (kubernetes-models, kubernetes-types, typescript, yaml), pinned in
 # tests/k8s/package-lock.json, installed only when node_modules does not match it.
 set -euo pipefail
 
 need=()
-for p in runc golang-github-docker-docker-dev; do
+for p in runc; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then

@@ -10,7 +10,10 @@
 #   on the ConfigMap's configuration, and a session runs;
 # - Docker's default seccomp profile, converted for these capabilities as the
 #   runtimes do, stops the sandbox at pivot_root; with pivot_root added the
-#   selftest holds (the Localhost profile README.md describes).
+#   selftest holds (the Localhost profile README.md describes). These two
+#   cases need Docker's profile from Debian's golang-github-docker-docker-dev,
+#   which the test setup does not install (339 packages with its dependencies):
+#   they are skipped, saying so, where it is missing.
 # Exits 77 (skipped) when not root or runc/python3 are missing
 # (scripts/test-setup/60-k8s.sh installs them).
 set -uo pipefail

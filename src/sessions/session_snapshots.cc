@@ -98,7 +98,8 @@ ApiResult<json> SessionService::snapshot_info(const Caller& c, const std::string
     if (!row) return internal(row.error().message());
     found = *row;
   }
-  if (!found && c.can("admin") && (parsed->empty() || *tenant_id == "*")) {
+  // Named (its own tenant too): only that tenant's.
+  if (!found && c.can("admin") && (!q.contains("tenant") || *tenant_id == "*")) {
     auto rows = store_.snapshots_with_digest(digest);
     if (!rows) return internal(rows.error().message());
     if (!rows->empty()) found = rows->front();

@@ -23,7 +23,7 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
       },
       small_body);
   add(server, jobs, "GET", "/v1/sessions",
-      [&](const ExchangePtr& ex, const Caller& c) { answer(jobs, ex, sessions.list(c)); });
+      [&](const ExchangePtr& ex, const Caller& c) { answer(jobs, ex, sessions.list(c, ex->request().query)); });
   add(server, jobs, "GET", "/v1/sessions/{id}", [&](const ExchangePtr& ex, const Caller& c) {
     answer(jobs, ex, sessions.get(c, ex->request().params.at("id")));
   });
@@ -119,9 +119,9 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
     sessions.snapshot(c, ex->request().params.at("id"), reply_to(ex, 201));
   });
   add(server, jobs, "GET", "/v1/snapshots",
-      [&](const ExchangePtr& ex, const Caller& c) { answer(jobs, ex, sessions.snapshots(c)); });
+      [&](const ExchangePtr& ex, const Caller& c) { answer(jobs, ex, sessions.snapshots(c, ex->request().query)); });
   add(server, jobs, "GET", "/v1/snapshots/{digest}", [&](const ExchangePtr& ex, const Caller& c) {
-    answer(jobs, ex, sessions.snapshot_info(c, ex->request().params.at("digest")));
+    answer(jobs, ex, sessions.snapshot_info(c, ex->request().params.at("digest"), ex->request().query));
   });
   add(server, jobs, "DELETE", "/v1/snapshots/{digest}", [&](const ExchangePtr& ex, const Caller& c) {
     answer(jobs, ex, sessions.delete_snapshot(c, ex->request().params.at("digest")));

@@ -39,10 +39,9 @@ ApiResult<JobQuery> parse_job_query(const std::map<std::string, std::string>& q,
       if (!plain_text(v, 256)) return api_error(400, "bad_request", "image: an image name, 1 to 256 printable characters");
       f.image = v;
     } else if (k == "tenant") {
-      if (!plain_text(v, 128)) return api_error(400, "bad_request", "tenant: a tenant id or name, or *");
-      if (v == who.tenant_id || v == who.tenant_name) continue;  // its own: the default
-      if (!who.admin) return api_error(403, "forbidden", "tenant: only a key with the 'admin' scope sees another tenant");
-      out.tenant = v;
+      auto t = parse_tenant_param(v, who);
+      if (!t) return std::unexpected(t.error());
+      out.tenant = *t;
     } else {
       return api_error(400, "bad_request", "unknown query parameter " + k);
     }

@@ -1,22 +1,17 @@
 // The query of GET /v1/jobs, parsed without side effects: the store filter and
-// whose jobs are asked for. Only an admin key may name another tenant (or "*");
-// any other key naming a tenant not its own is refused with 403, whether that
-// tenant exists or not, so the answer tells nothing about other tenants.
+// whose jobs are asked for (the tenant as service/tenant_param.h reads it).
 #pragma once
 
 #include <map>
 #include <string>
 
 #include "service/api_error.h"
+#include "service/tenant_param.h"
 #include "store/types.h"
 
 namespace airlock::service {
 
-// The caller as the query sees it.
-struct JobQueryCaller {
-  bool admin = false;
-  std::string tenant_id, tenant_name;
-};
+using JobQueryCaller = TenantParamCaller;
 
 struct JobQuery {
   store::JobFilter filter;

@@ -318,27 +318,38 @@ ApiResult<json> JobService::job(const Caller& c, const std::string& id) {
   return view(**row);
 }
 
+ApiResult<std::string> JobService::tenant_asked(const Caller& c, const std::string& parsed) {
+  if (parsed.empty()) return c.tenant.id;
+  if (parsed == "*") return parsed;
+  auto t = store_.tenant(parsed);
+  if (t && !*t) t = store_.tenant_by_name(parsed);
+  if (!t) return internal(t.error().message());
+  if (!*t) return not_found("tenant " + workspace::printable(parsed));
+  return (*t)->id;
+}
+
+std::map<std::string, std::string> JobService::tenant_names(const Caller& c, const std::string& tenant_id) {
+  // Names for the dashboard's tenant column (ids alone do not tell an operator much).
+  std::map<std::string, std::string> names{{c.tenant.id, c.tenant.name}};
+  if (tenant_id == "*") {
+    if (auto all = store_.tenants())
+      for (const auto& t : *all) names[t.id] = t.name;
+  } else if (!names.contains(tenant_id)) {
+    if (auto t = store_.tenant(tenant_id); t && *t) names[tenant_id] = (*t)->name;
+  }
+  return names;
+}
+
 ApiResult<json> JobService::list_jobs(const Caller& c, const std::map<std::string, std::string>& q) {
   if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
   auto query = parse_job_query(q, {c.can("admin"), c.tenant.id, c.tenant.name});
   if (!query) return std::unexpected(query.error());
-  std::string tenant_id = c.tenant.id;
-  if (!query->tenant.empty() && query->tenant != "*") {
-    auto t = store_.tenant(query->tenant);
-    if (t && !*t) t = store_.tenant_by_name(query->tenant);
-    if (!t) return internal(t.error().message());
-    if (!*t) return not_found("tenant " + workspace::printable(query->tenant));
-    tenant_id = (*t)->id;
-  }
-  auto page = query->tenant == "*" ? store_.jobs_of_every_tenant(query->filter) : store_.jobs(tenant_id, query->filter);
+  auto asked = tenant_asked(c, query->tenant);
+  if (!asked) return std::unexpected(asked.error());
+  const std::string& tenant_id = *asked;
+  auto page = tenant_id == "*" ? store_.jobs_of_every_tenant(query->filter) : store_.jobs(tenant_id, query->filter);
   if (!page) return api_error(400, "bad_request", page.error().message());
-  // Names for the dashboard's tenant column (ids alone do not tell an operator much).
-  std::map<std::string, std::string> names{{c.tenant.id, c.tenant.name}};
-  if (query->tenant == "*")
-    if (auto all = store_.tenants())
-      for (const auto& t : *all) names[t.id] = t.name;
-  if (auto it = names.find(tenant_id); it == names.end())
-    if (auto t = store_.tenant(tenant_id); t && *t) names[tenant_id] = (*t)->name;
+  auto names = tenant_names(c, tenant_id);
   json jobs = json::array();
   for (const auto& row : page->jobs) {
     auto name = names.find(row.tenant_id);
@@ -352,7 +363,7 @@ ApiResult<json> JobService::list_jobs(const Caller& c, const std::map<std::strin
     jobs.push_back(v);
   }
   return json{{"jobs", jobs},
-              {"scope", query->tenant == "*" ? "all_tenants" : "tenant"},
+              {"scope", tenant_id == "*" ? "all_tenants" : "tenant"},
               {"next_cursor", page->next_cursor.empty() ? json(nullptr) : json(page->next_cursor)}};
 }
 

@@ -69,6 +69,12 @@ class JobService {
                                                         const std::string& idempotency_key);
   ApiResult<nlohmann::json> job(const Caller& c, const std::string& id);
   ApiResult<nlohmann::json> list_jobs(const Caller& c, const std::map<std::string, std::string>& query);
+  // A parsed `tenant` parameter (service/tenant_param.h) as a tenant id: the
+  // caller's for "", "*" for "*", else the tenant of that id or name (404 if none).
+  ApiResult<std::string> tenant_asked(const Caller& c, const std::string& parsed);
+  // Tenant names by id for a list's tenant column: the caller's, `tenant_id`'s,
+  // and every tenant's when `tenant_id` is "*".
+  std::map<std::string, std::string> tenant_names(const Caller& c, const std::string& tenant_id);
   ApiResult<nlohmann::json> cancel(const Caller& c, const std::string& id);
   ApiResult<OutputFile> output(const Caller& c, const std::string& id, const std::string& name);
   ApiResult<nlohmann::json> publish(const Caller& c, const std::string& id, const std::string& name);

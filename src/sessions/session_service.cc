@@ -13,6 +13,7 @@
 #include "jobs/record.h"
 #include "jobs/state_dir.h"
 #include "service/image_choice.h"
+#include "service/tenant_param.h"
 #include "workspace/snapshot_tree.h"
 
 namespace airlock::service {
@@ -143,6 +144,17 @@ std::shared_ptr<LiveSession> SessionService::find(const Caller& c, const std::st
   return it->second;
 }
 
+std::shared_ptr<LiveSession> SessionService::find_readable(const Caller& c, const std::string& id) {
+  if (!c.can("admin")) return find(c, id);
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+Result<std::optional<store::SessionRow>> SessionService::readable_row(const Caller& c, const std::string& id) {
+  return c.can("admin") ? store_.session_of_any_tenant(id) : store_.session(c.tenant.id, id);
+}
+
 ApiResult<std::shared_ptr<LiveSession>> SessionService::open_session(const Caller& c, const std::string& id,
                                                                      Access access) {
   // Reading is for keys with "read" or "run"; changing needs "run".
@@ -260,26 +272,35 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   }
 }
 
-ApiResult<json> SessionService::list(const Caller& c) {
-  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
-  auto rows = store_.sessions(c.tenant.id, 200);
+ApiResult<json> SessionService::list(const Caller& c, const std::map<std::string, std::string>& q) {
+  if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
+  auto parsed = parse_tenant_only_query(q, {c.can("admin"), c.tenant.id, c.tenant.name});
+  if (!parsed) return std::unexpected(parsed.error());
+  auto tenant_id = jobs_.tenant_asked(c, *parsed);
+  if (!tenant_id) return std::unexpected(tenant_id.error());
+  auto rows = *tenant_id == "*" ? store_.sessions_of_every_tenant(200) : store_.sessions(*tenant_id, 200);
   if (!rows) return internal(rows.error().message());
+  auto names = jobs_.tenant_names(c, *tenant_id);
   json out = json::array();
   for (const auto& row : *rows) {
-    if (auto s = find(c, row.id)) {
-      json v = s->view();
+    json v;
+    if (auto s = find_readable(c, row.id); s && s->row().tenant_id == row.tenant_id) {
+      v = s->view();
       v.erase("calls");
-      out.push_back(v);
     } else {
-      out.push_back({{"id", row.id}, {"state", row.state}, {"created_at", row.created_at},
-                     {"closed_at", row.closed_at}, {"close_reason", row.close_reason}});
+      v = {{"id", row.id}, {"state", row.state}, {"created_at", row.created_at},
+           {"closed_at", row.closed_at}, {"close_reason", row.close_reason}};
     }
+    auto name = names.find(row.tenant_id);
+    v["tenant"] = row.tenant_id;
+    v["tenant_name"] = name == names.end() ? json(nullptr) : json(name->second);
+    out.push_back(std::move(v));
   }
-  return json{{"sessions", out}};
+  return json{{"sessions", out}, {"scope", *tenant_id == "*" ? "all_tenants" : "tenant"}};
 }
 
 ApiResult<json> SessionService::closed_view(const store::SessionRow& row) {
-  json v = {{"id", row.id}, {"state", row.state}, {"created_at", row.created_at}, {"closed_at", row.closed_at},
+  json v = {{"id", row.id}, {"tenant", row.tenant_id}, {"state", row.state}, {"created_at", row.created_at}, {"closed_at", row.closed_at},
             {"close_reason", row.close_reason}, {"request", parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth)}};
   auto rec = store_.record(row.tenant_id, row.id);
   if (!rec) return internal(rec.error().message());
@@ -288,9 +309,17 @@ ApiResult<json> SessionService::closed_view(const store::SessionRow& row) {
 }
 
 ApiResult<json> SessionService::get(const Caller& c, const std::string& id) {
-  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
-  if (auto s = find(c, id); s && !s->closed()) return s->view();
-  auto row = store_.session(c.tenant.id, id);
+  if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
+  return view_of(c, id, c.can("admin"));
+}
+
+ApiResult<json> SessionService::view_of(const Caller& c, const std::string& id, bool any_tenant) {
+  if (auto s = any_tenant ? find_readable(c, id) : find(c, id); s && !s->closed()) {
+    json v = s->view();
+    v["tenant"] = s->row().tenant_id;
+    return v;
+  }
+  auto row = any_tenant ? store_.session_of_any_tenant(id) : store_.session(c.tenant.id, id);
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("session " + id);
   return closed_view(**row);
@@ -299,7 +328,9 @@ ApiResult<json> SessionService::get(const Caller& c, const std::string& id) {
 void SessionService::close(const Caller& c, const std::string& id, Reply reply) {
   if (auto no = c.lacks({"run"})) return reply(std::unexpected(*no));
   auto s = find(c, id);
-  if (!s) return reply(get(c, id));  // already closed (or unknown): its view, or 404
+  // Already closed (or unknown): its view, or 404; never another tenant's
+  // (an admin key reads those, and closes only its own).
+  if (!s) return reply(view_of(c, id, false));
   std::string tenant = c.tenant.id;
   s->close("closed", [this, tenant, id, reply] {
     auto row = store_.session(tenant, id);
@@ -322,10 +353,10 @@ ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, c
 }
 
 ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, const std::string& exec_id) {
-  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
-  if (auto s = find(c, id))
+  if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
+  if (auto s = find_readable(c, id))
     if (auto view = s->exec_json(exec_id)) return *view;
-  auto stored = store_.session_call(c.tenant.id, exec_id);
+  auto stored = c.can("admin") ? store_.session_call_of_any_tenant(exec_id) : store_.session_call(c.tenant.id, exec_id);
   if (!stored) return internal(stored.error().message());
   if (!*stored || (*stored)->session_id != id) return not_found("call " + exec_id);
   json call = parse_json_or_discarded((*stored)->call_json, kMaxStoredJsonDepth);
@@ -335,10 +366,10 @@ ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, con
 }
 
 ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
-  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
-  auto live = find(c, id);
+  if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
+  auto live = find_readable(c, id);
   if (!live) {
-    auto row = store_.session(c.tenant.id, id);
+    auto row = readable_row(c, id);
     if (!row) return internal(row.error().message());
     if (!*row) return not_found("session " + id);
   }
@@ -361,10 +392,11 @@ ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
 
 ApiResult<SessionService::ExecStream> SessionService::exec_stream(const Caller& c, const std::string& id,
                                                                   const std::string& exec_id) {
-  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
-  if (auto s = find(c, id))
+  if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
+  if (auto s = find_readable(c, id))
     if (auto e = s->exec(exec_id)) {
-      s->touch();
+      // Reading keeps a session open only for its own tenant's keys.
+      if (s->row().tenant_id == c.tenant.id) s->touch();
       // Called once the output is finished (the result is complete), maybe on
       // the session's own thread, without locks held: it must not own the
       // session. The service outlives every stream (its HTTP server stops first).
@@ -386,7 +418,7 @@ ApiResult<SessionService::ExecStream> SessionService::exec_stream(const Caller& 
 
 void SessionService::when_exec_done(const Caller& c, const std::string& id, const std::string& exec_id,
                                     int timeout_s, std::function<void()> done) {
-  auto s = find(c, id);
+  auto s = find_readable(c, id);
   auto e = s ? s->exec(exec_id) : nullptr;
   std::lock_guard lock(mu_);
   if (!e || e->output->finished() || stopping_) {

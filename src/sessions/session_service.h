@@ -52,7 +52,11 @@ class SessionService {
 
   // Answers once the sandbox is ready (or could not be made).
   void create(const Caller& c, const nlohmann::json& body, Reply reply);
-  ApiResult<nlohmann::json> list(const Caller& c);
+  // Reading (list, get, calls, snapshots) is for "read", "run" and "admin"
+  // keys; an admin key reads every tenant's (GET /v1/sessions?tenant=ID|NAME|*),
+  // but acts only on its own tenant's: another tenant's session or snapshot is
+  // not there for close, calls, files or delete (docs/sessions.md).
+  ApiResult<nlohmann::json> list(const Caller& c, const std::map<std::string, std::string>& query);
   ApiResult<nlohmann::json> get(const Caller& c, const std::string& id);
   // Answers once the session is closed, with its final view and record.
   void close(const Caller& c, const std::string& id, Reply reply);
@@ -90,13 +94,18 @@ class SessionService {
 
   // Snapshots (session_snapshots.cc).
   void snapshot(const Caller& c, const std::string& id, Reply reply);
-  ApiResult<nlohmann::json> snapshots(const Caller& c);
-  ApiResult<nlohmann::json> snapshot_info(const Caller& c, const std::string& digest);
+  ApiResult<nlohmann::json> snapshots(const Caller& c, const std::map<std::string, std::string>& query);
+  ApiResult<nlohmann::json> snapshot_info(const Caller& c, const std::string& digest,
+                                          const std::map<std::string, std::string>& query);
   ApiResult<nlohmann::json> delete_snapshot(const Caller& c, const std::string& digest);
   ApiResult<nlohmann::json> expire_snapshots();  // also done periodically
 
  private:
-  std::shared_ptr<LiveSession> find(const Caller& c, const std::string& id);
+  std::shared_ptr<LiveSession> find(const Caller& c, const std::string& id);  // the caller's tenant's
+  // What the caller may read: with the admin scope, any tenant's.
+  std::shared_ptr<LiveSession> find_readable(const Caller& c, const std::string& id);
+  Result<std::optional<store::SessionRow>> readable_row(const Caller& c, const std::string& id);
+  ApiResult<nlohmann::json> view_of(const Caller& c, const std::string& id, bool any_tenant);
   enum class Access { kRead, kChange };  // kRead: a "read" or "run" key; kChange: a "run" key
   ApiResult<std::shared_ptr<LiveSession>> open_session(const Caller& c, const std::string& id, Access access);
   void call_ended(const Exec& e);

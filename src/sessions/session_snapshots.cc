@@ -5,6 +5,7 @@
 
 #include "jobs/record.h"
 #include "sessions/session_service.h"
+#include "service/tenant_param.h"
 #include "workspace/snapshot_tree.h"
 
 namespace airlock::service {
@@ -13,7 +14,7 @@ namespace {
 using json = nlohmann::json;
 
 json snapshot_view(const store::SnapshotRow& row) {
-  return {{"digest", row.digest},     {"size_bytes", row.size_bytes}, {"entries", row.entries},
+  return {{"digest", row.digest},     {"tenant", row.tenant_id},      {"size_bytes", row.size_bytes}, {"entries", row.entries},
           {"source", row.source},     {"created_at", row.created_at}, {"expires_at", row.expires_at}};
 }
 
@@ -63,22 +64,50 @@ void SessionService::snapshot(const Caller& c, const std::string& id, Reply repl
   });
 }
 
-ApiResult<json> SessionService::snapshots(const Caller& c) {
-  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
-  auto rows = store_.snapshots(c.tenant.id);
+ApiResult<json> SessionService::snapshots(const Caller& c, const std::map<std::string, std::string>& q) {
+  if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
+  auto parsed = parse_tenant_only_query(q, {c.can("admin"), c.tenant.id, c.tenant.name});
+  if (!parsed) return std::unexpected(parsed.error());
+  auto tenant_id = jobs_.tenant_asked(c, *parsed);
+  if (!tenant_id) return std::unexpected(tenant_id.error());
+  auto rows = *tenant_id == "*" ? store_.snapshots_of_every_tenant() : store_.snapshots(*tenant_id);
   if (!rows) return internal(rows.error().message());
+  auto names = jobs_.tenant_names(c, *tenant_id);
   json out = json::array();
-  for (const auto& row : *rows) out.push_back(snapshot_view(row));
-  return json{{"snapshots", out}};
+  for (const auto& row : *rows) {
+    json v = snapshot_view(row);
+    auto name = names.find(row.tenant_id);
+    v["tenant_name"] = name == names.end() ? json(nullptr) : json(name->second);
+    out.push_back(std::move(v));
+  }
+  return json{{"snapshots", out}, {"scope", *tenant_id == "*" ? "all_tenants" : "tenant"}};
 }
 
-ApiResult<json> SessionService::snapshot_info(const Caller& c, const std::string& digest) {
-  if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
-  auto row = store_.snapshot(c.tenant.id, digest);
-  if (!row) return internal(row.error().message());
-  if (!*row) return not_found("snapshot " + digest);
-  json v = snapshot_view(**row);
-  auto manifest = workspace::SnapshotManifest::from_json((*row)->manifest_json);
+ApiResult<json> SessionService::snapshot_info(const Caller& c, const std::string& digest,
+                                              const std::map<std::string, std::string>& q) {
+  if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
+  auto parsed = parse_tenant_only_query(q, {c.can("admin"), c.tenant.id, c.tenant.name});
+  if (!parsed) return std::unexpected(parsed.error());
+  auto tenant_id = jobs_.tenant_asked(c, *parsed);
+  if (!tenant_id) return std::unexpected(tenant_id.error());
+  // Tenants may hold the same digest: the one asked for, else the caller's
+  // own, else (an admin key only) the first tenant's that has it.
+  std::optional<store::SnapshotRow> found;
+  if (*tenant_id != "*") {
+    auto row = store_.snapshot(*tenant_id, digest);
+    if (!row) return internal(row.error().message());
+    found = *row;
+  }
+  // Named (its own tenant too): only that tenant's.
+  if (!found && c.can("admin") && (!q.contains("tenant") || *tenant_id == "*")) {
+    auto rows = store_.snapshots_with_digest(digest);
+    if (!rows) return internal(rows.error().message());
+    if (!rows->empty()) found = rows->front();
+  }
+  if (!found) return not_found("snapshot " + digest);
+  const store::SnapshotRow* row = &*found;
+  json v = snapshot_view(*row);
+  auto manifest = workspace::SnapshotManifest::from_json(row->manifest_json);
   if (manifest) {
     json files = json::array();
     for (const auto& e : manifest->entries())

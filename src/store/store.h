@@ -145,6 +145,11 @@ class Store {
   Status create_session(const SessionRow& row);
   Result<std::optional<SessionRow>> session(const std::string& tenant_id, const std::string& id);
   Result<std::vector<SessionRow>> sessions(const std::string& tenant_id, int limit);  // newest first
+  // For an admin key only (the service checks the scope): any tenant's session,
+  // every tenant's sessions (newest first), any tenant's call.
+  Result<std::optional<SessionRow>> session_of_any_tenant(const std::string& id);
+  Result<std::vector<SessionRow>> sessions_of_every_tenant(int limit);
+  Result<std::optional<SessionCallRow>> session_call_of_any_tenant(const std::string& call_id);
   Result<std::vector<SessionRow>> open_sessions();  // all tenants, oldest first
   Status add_session_call(const SessionCallRow& call);
   Result<std::vector<SessionCallRow>> session_calls(const std::string& session_id);  // by seq
@@ -182,6 +187,10 @@ class Store {
                                               const std::string& digest);
   // Newest first (created_at, then digest).
   Result<std::vector<SnapshotRow>> snapshots(const std::string& tenant_id);
+  // For an admin key only: every tenant's snapshots (newest first), and the
+  // snapshots of every tenant with this digest (tenants may share one).
+  Result<std::vector<SnapshotRow>> snapshots_of_every_tenant();
+  Result<std::vector<SnapshotRow>> snapshots_with_digest(const std::string& digest);
   // Removes the tenant's snapshot, appends a "snapshot_removed" record (reason
   // "deleted", created at `now`, "" = the current time) to the tenant's chain,
   // and removes the stored contents no snapshot and no artifact references any

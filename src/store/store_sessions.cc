@@ -62,6 +62,22 @@ Result<std::vector<SessionRow>> Store::sessions(const std::string& tenant_id, in
   return collect_rows<SessionRow>(**s, read_session);
 }
 
+Result<std::optional<SessionRow>> Store::session_of_any_tenant(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?1");
+  if (!s) return std::unexpected(s.error());
+  (*s)->bind(1, id);
+  return first_row<SessionRow>(**s, read_session);
+}
+
+Result<std::vector<SessionRow>> Store::sessions_of_every_tenant(int limit) {
+  std::lock_guard lock(mu_);
+  auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions ORDER BY created_at DESC, n DESC LIMIT ?1");
+  if (!s) return std::unexpected(s.error());
+  (*s)->bind(1, static_cast<int64_t>(limit < 1 ? 50 : std::min(limit, 1000)));
+  return collect_rows<SessionRow>(**s, read_session);
+}
+
 Result<std::vector<SessionRow>> Store::open_sessions() {
   std::lock_guard lock(mu_);
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE state = 'open' ORDER BY n");
@@ -93,6 +109,14 @@ Result<std::optional<SessionCallRow>> Store::session_call(const std::string& ten
                "JOIN sessions s ON s.id = c.session_id WHERE c.id = ?1 AND s.tenant_id = ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, call_id).bind(2, tenant_id);
+  return first_row<SessionCallRow>(**s, read_call);
+}
+
+Result<std::optional<SessionCallRow>> Store::session_call_of_any_tenant(const std::string& call_id) {
+  std::lock_guard lock(mu_);
+  auto s = sql("SELECT session_id, seq, id, call_json FROM session_calls WHERE id = ?1");
+  if (!s) return std::unexpected(s.error());
+  (*s)->bind(1, call_id);
   return first_row<SessionCallRow>(**s, read_call);
 }
 

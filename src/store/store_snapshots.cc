@@ -141,6 +141,25 @@ Result<std::vector<SnapshotRow>> Store::snapshots(const std::string& tenant_id) 
   return collect_rows<SnapshotRow>(**s, read_snapshot);
 }
 
+Result<std::vector<SnapshotRow>> Store::snapshots_of_every_tenant() {
+  std::lock_guard lock(mu_);
+  auto s = sql(
+      "SELECT tenant_id, digest, manifest_json, size_bytes, entries, source, created_at, "
+      "expires_at FROM snapshots ORDER BY created_at DESC, tenant_id, digest");
+  if (!s) return std::unexpected(s.error());
+  return collect_rows<SnapshotRow>(**s, read_snapshot);
+}
+
+Result<std::vector<SnapshotRow>> Store::snapshots_with_digest(const std::string& digest) {
+  std::lock_guard lock(mu_);
+  auto s = sql(
+      "SELECT tenant_id, digest, manifest_json, size_bytes, entries, source, created_at, "
+      "expires_at FROM snapshots WHERE digest = ?1 ORDER BY created_at, tenant_id");
+  if (!s) return std::unexpected(s.error());
+  (*s)->bind(1, digest);
+  return collect_rows<SnapshotRow>(**s, read_snapshot);
+}
+
 Status Store::remove_snapshot_locked(const SnapshotRow& row, const std::string& reason,
                                      const std::string& now, std::set<std::string>& released) {
   std::vector<std::string> contents;

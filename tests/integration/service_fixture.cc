@@ -43,6 +43,7 @@ ServiceProcess::ServiceProcess(std::vector<std::string> extra_args, std::vector<
   alpha = make_key(**s, a->id, "alpha", {"run", "read", "publish"});
   alpha_reader = make_key(**s, a->id, "alpha", {"read"});
   alpha_admin = make_key(**s, a->id, "alpha", {"admin"});
+  alpha_operator = make_key(**s, a->id, "alpha", {"admin", "run", "read"});
   beta = make_key(**s, b->id, "beta", {"run", "read", "publish"});
   gamma = make_key(**s, g->id, "gamma", {"run", "read", "publish"});
   start();

@@ -41,6 +41,7 @@ class ServiceProcess {
   std::string log() const;  // the daemon's stderr so far
 
   TestKey alpha, alpha_reader, alpha_admin, beta, gamma;
+  TestKey alpha_operator;  // admin, run and read: reads every tenant, acts on its own
 
  private:
   TempDir dir_;

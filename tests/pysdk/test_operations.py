@@ -3,7 +3,10 @@ and the table that maps each operationId to a method."""
 import json
 import os
 
+import pytest
+
 from airlock_serve import OPERATIONS, Client
+from airlock_serve.errors import Forbidden, NotFound
 from conftest import SOURCE
 
 
@@ -88,10 +91,18 @@ def test_command_job_and_cancel(client):
         assert slow.outcome == "cancelled", slow.record.get("reason")
 
 
-def test_session_operations(client):
+def test_session_operations(client, service):
+    admin = Client(service.url, service.keys.alpha_admin)
+    beta = Client(service.url, service.keys.beta)
     with client.session(policy={"timeout_s": 60}, idle_timeout_s=300) as s:        # openSession
         assert s.state == "ready"
         assert s.id in [x["id"] for x in client.list_sessions()]   # listSessions
+        # tenant: an admin key lists every tenant's (each with its tenant); beta's key may not.
+        everyone = {x["id"]: x["tenant_name"] for x in admin.list_sessions(tenant="*")}
+        assert everyone[s.id] == "alpha"
+        assert s.id not in [x["id"] for x in admin.list_sessions(tenant="beta")]
+        with pytest.raises(Forbidden):
+            beta.list_sessions(tenant="alpha")
         assert client.get_session(s.id)["id"] == s.id             # getSession
         r = s.run("x = 6 * 7\nprint('hi')\nx")                    # submitSessionCall + getSessionCall
         assert (r.status, r.stdout, r.value) == ("ok", "hi\n", "42")
@@ -136,6 +147,12 @@ def test_session_operations(client):
     assert digest in [x["digest"] for x in client.list_snapshots()]  # listSnapshots
     files = client.get_snapshot(digest)["files"]                   # getSnapshot
     assert "data/a.csv" in [x["path"] for x in files]
+    assert digest in [x["digest"] for x in admin.list_snapshots(tenant="alpha")]
+    assert admin.get_snapshot(digest, tenant="*")["tenant"] == admin.get_snapshot(digest)["tenant"]
+    with pytest.raises(Forbidden):
+        beta.list_snapshots(tenant="*")
+    with pytest.raises(NotFound):
+        beta.get_snapshot(digest)
     with client.session(snapshot=digest) as again:                 # a session from the snapshot
         assert again.read_file("data/a.csv") == b"a,b\n1,2\n"
     assert client.delete_snapshot(digest)["deleted"] is True       # deleteSnapshot

@@ -142,6 +142,12 @@ test("a session: files, calls, events, interrupt, restart, snapshot, close", asy
     assert.equal(session.view.state, "ready");
     assert.ok((await client.listSessions()).sessions.some((s) => s.id === session.id));
     assert.equal((await session.info()).id, session.id);
+    // tenant: an admin key lists every tenant's, each with its tenant; beta's key may not ask for alpha.
+    const everyone = (await admin.listSessions({ tenant: "*" })).sessions;
+    assert.equal(everyone.find((s) => s.id === session.id)?.tenant_name, "alpha");
+    assert.ok(!(await admin.listSessions({ tenant: "beta" })).sessions.some((s) => s.id === session.id));
+    const beta = new AirlockClient({ url: serve.url, apiKey: serve.keys.other });
+    await assert.rejects(beta.listSessions({ tenant: "alpha" }), sdk.ForbiddenError);
 
     const written = await session.writeFile("data/a.txt", "alpha\n");
     assert.deepEqual([written.path, written.size, written.type], ["data/a.txt", 6, "text"]);
@@ -196,6 +202,10 @@ test("a session: files, calls, events, interrupt, restart, snapshot, close", asy
     assert.ok((await client.listSnapshots()).snapshots.some((s) => s.digest === snap.digest));
     const info = await client.getSnapshot(snap.digest);
     assert.ok(info.files.some((f) => f.path === "data/a.txt"));
+    assert.ok((await admin.listSnapshots({ tenant: "alpha" })).snapshots.some((s) => s.digest === snap.digest));
+    assert.equal((await admin.getSnapshot(snap.digest, { tenant: "*" })).tenant, info.tenant);
+    await assert.rejects(beta.listSnapshots({ tenant: "*" }), sdk.ForbiddenError);
+    await assert.rejects(beta.getSnapshot(snap.digest), sdk.NotFoundError);
 
     assert.deepEqual(await session.deleteFile("data"), { path: "data", deleted: true });
     assert.deepEqual((await session.listFiles()).entries.filter((e) => e.name === "data"), []);

@@ -169,7 +169,7 @@ test("timeouts: a call past its timeoutMs, a wait past its deadline (the job is 
   try {
     proxy.on((m, p) => m === "GET" && p === "/v1/sessions", "stall", { afterBytes: 0 });
     const via = new AirlockClient({ url: proxy.url, apiKey: serve.keys.full });
-    await assert.rejects(via.listSessions({ timeoutMs: 300 }), sdk.AirlockTimeoutError);
+    await assert.rejects(via.listSessions({}, { timeoutMs: 300 }), sdk.AirlockTimeoutError);
   } finally {
     await proxy.close();
   }

@@ -348,6 +348,54 @@ test('an admin key sees every tenant: the tenant filter asks the API, each row s
   await page.close();
 });
 
+test("an admin key sees another tenant's sessions and snapshots, each row with its tenant, and opens the session", async () => {
+  const opened = await call(serve.url, serve.keys.other, 'POST', '/v1/sessions', {});
+  assert.equal(opened.status, 201, opened.text);
+  const sid = opened.json.id;
+  try {
+    const code = 'print("<script>window.__pwned=8</script>beta-call")';
+    const ran = await call(serve.url, serve.keys.other, 'POST', `/v1/sessions/${sid}/execs`, { code, wait_s: 60 });
+    assert.equal(ran.json.state, 'finished', ran.text);
+    const snap = await call(serve.url, serve.keys.other, 'POST', `/v1/sessions/${sid}/snapshots`);
+    assert.equal(snap.status, 201, snap.text);
+    const { page, seen } = await signIn(serve.keys.admin);
+    await page.goto(serve.url + '/ui/#/sessions', { waitUntil: 'networkidle0' });
+    await page.waitForSelector('#sessions');
+    assert.equal(await page.$(`a[href="#/sessions/${sid}"]`), null, 'by default an admin sees its own tenant');
+    await page.type('input[name=tenant]', '*');
+    await page.click('form.filters button[type=submit]');
+    await page.waitForSelector(`a[href="#/sessions/${sid}"]`);
+    const tenantCell = await page.$eval(`a[href="#/sessions/${sid}"]`, (a) => a.closest('tr').children[1].textContent);
+    assert.equal(tenantCell, 'beta');
+    await screenshot(page, 'sessions-admin-all-tenants');
+    await Promise.all([page.waitForSelector('article.call'), page.click(`a[href="#/sessions/${sid}"]`)]);
+    const out = await page.evaluate(() => ({ pwned: window.__pwned, text: document.querySelector('main').innerText }));
+    assert.equal(out.pwned, undefined, 'a script of the session call ran');
+    assert.ok(out.text.includes('<script>window.__pwned=8</script>beta-call'), 'the call\'s output shown as text');
+    await page.goto(serve.url + '/ui/#/snapshots', { waitUntil: 'networkidle0' });
+    await page.waitForSelector('#snapshots');
+    await page.type('input[name=tenant]', 'beta');
+    await page.click('form.filters button[type=submit]');
+    await page.waitForFunction((d) => [...document.querySelectorAll('#snapshots tbody tr')]
+      .some((tr) => tr.children[0].textContent === d && tr.children[1].textContent === 'beta'), {}, snap.json.digest);
+    await screenshot(page, 'snapshots-admin-beta');
+    assertClean(seen);
+    await page.close();
+    // A key without the admin scope asking for beta's sessions: refused, and the page says so.
+    const { page: p2, seen: seen2 } = await signIn();
+    await p2.goto(serve.url + '/ui/#/sessions', { waitUntil: 'networkidle0' });
+    await p2.waitForSelector('#sessions');
+    await p2.type('input[name=tenant]', 'beta');
+    await p2.click('form.filters button[type=submit]');
+    await p2.waitForFunction(() => /forbidden/.test(document.querySelector('main p.error')?.innerText || ''));
+    assert.equal(await p2.$(`a[href="#/sessions/${sid}"]`), null);
+    assertClean(seen2);
+    await p2.close();
+  } finally {
+    await call(serve.url, serve.keys.other, 'DELETE', `/v1/sessions/${sid}`);
+  }
+});
+
 test('the health page tells a running warm pool, and a pool whose process died', async () => {
   const pooled = await startServe(['--warm', '1']);
   const { page, seen } = await openPage(chrome.browser);

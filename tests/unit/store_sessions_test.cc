@@ -53,6 +53,31 @@ TEST(StoreSessions, CreateListAndTenantIsolation) {
   EXPECT_EQ(open->size(), 3u);
 }
 
+// For an admin key: any tenant's session and call, every tenant's sessions newest first.
+TEST(StoreSessions, EveryTenantsSessionsAndCalls) {
+  Fixture f;
+  ASSERT_TRUE(f.store->create_session(f.row("s1", f.a, "2026-01-01T00:00:00Z")));
+  ASSERT_TRUE(f.store->create_session(f.row("s2", f.b, "2026-01-02T00:00:00Z")));
+  ASSERT_TRUE(f.store->create_session(f.row("s3", f.a, "2026-01-03T00:00:00Z")));
+  ASSERT_TRUE(f.store->add_session_call({"s2", "c1", 1, R"({"status":"ok"})"}));
+  auto all = f.store->sessions_of_every_tenant(10);
+  ASSERT_TRUE(all) << all.error().message();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].id, "s3");
+  EXPECT_EQ((*all)[1].id, "s2");
+  EXPECT_EQ((*all)[1].tenant_id, f.b.id);
+  EXPECT_EQ(f.store->sessions_of_every_tenant(2)->size(), 2u);
+  auto any = f.store->session_of_any_tenant("s2");
+  ASSERT_TRUE(any && *any);
+  EXPECT_EQ((*any)->tenant_id, f.b.id);
+  EXPECT_FALSE(*f.store->session_of_any_tenant("no-such"));
+  auto call = f.store->session_call_of_any_tenant("c1");
+  ASSERT_TRUE(call && *call);
+  EXPECT_EQ((*call)->session_id, "s2");
+  EXPECT_FALSE(*f.store->session_call_of_any_tenant("c2"));
+  EXPECT_FALSE(*f.store->session_call(f.a.id, "c1"));  // the tenant query still hides it
+}
+
 TEST(StoreSessions, CallsAndCloseAppendToTheChain) {
   Fixture f;
   ASSERT_TRUE(f.store->create_session(f.row("s1", f.a, "2026-01-01T00:00:00Z")));

@@ -145,6 +145,30 @@ TEST_F(StoreSnapshots, AnotherTenantsSnapshotAnswersAsMissing) {
   EXPECT_TRUE(stored("acme's"));
 }
 
+// For an admin key: every tenant's snapshots, newest first, and every tenant's
+// snapshot with one digest (two tenants capturing the same tree share it).
+TEST_F(StoreSnapshots, EveryTenantsSnapshotsAndEveryTenantsWithOneDigest) {
+  SnapshotRow same_a = add(a_, capture({{"a.txt", "same"}}), 1);
+  SnapshotRow same_b = add(b_, capture({{"a.txt", "same"}}), 3);
+  SnapshotRow other = add(b_, capture({{"b.txt", "globex's"}}), 2);
+  ASSERT_EQ(same_a.digest, same_b.digest);
+  auto all = store_->snapshots_of_every_tenant();
+  ASSERT_TRUE(all) << all.error().message();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].tenant_id, b_);
+  EXPECT_EQ((*all)[0].digest, same_b.digest);
+  EXPECT_EQ((*all)[1].digest, other.digest);
+  EXPECT_EQ((*all)[2].tenant_id, a_);
+  auto shared = store_->snapshots_with_digest(same_a.digest);
+  ASSERT_TRUE(shared);
+  ASSERT_EQ(shared->size(), 2u);
+  EXPECT_EQ((*shared)[0].tenant_id, a_);  // the first taken first
+  EXPECT_EQ((*shared)[1].tenant_id, b_);
+  EXPECT_TRUE(store_->snapshots_with_digest("sha256:" + std::string(64, '0'))->empty());
+  // The tenant queries still see only their own.
+  EXPECT_EQ(store_->snapshots(a_)->size(), 1u);
+}
+
 TEST_F(StoreSnapshots, DeleteRemovesUnsharedContentsAndAppendsARecord) {
   SnapshotRow s1 = add(a_, capture({{"a.txt", "shared"}, {"b.txt", "only s1"}}), 1);
   SnapshotRow s2 = add(b_, capture({{"c.txt", "shared"}}), 2);

@@ -27,12 +27,15 @@ import type {
   OperationId,
   Publication,
   RetentionResult,
+  SessionFilter,
   SessionList,
   SessionRequest,
   SessionView,
   Snapshot,
   SnapshotDeleted,
+  SnapshotFilter,
   SnapshotList,
+  SnapshotQuery,
   TenantUsage,
   UsageQuery,
   Pools,
@@ -315,8 +318,9 @@ export class AirlockClient implements Operations {
     return new Session(this, id);
   }
 
-  listSessions(o: CallOptions = {}): Promise<SessionList> {
-    return this.transport.json({ ...o, operation: "listSessions", method: "GET", path: "/v1/sessions" });
+  /** Newest first, at most 200; filter.tenant (an id, a name or "*") needs an admin key. */
+  listSessions(filter: SessionFilter = {}, o: CallOptions = {}): Promise<SessionList> {
+    return this.transport.json({ ...o, operation: "listSessions", method: "GET", path: "/v1/sessions", query: filter });
   }
 
   getSession(id: string, o: CallOptions = {}): Promise<SessionView> {
@@ -422,12 +426,16 @@ export class AirlockClient implements Operations {
     });
   }
 
-  listSnapshots(o: CallOptions = {}): Promise<SnapshotList> {
-    return this.transport.json({ ...o, operation: "listSnapshots", method: "GET", path: "/v1/snapshots" });
+  /** filter.tenant (an id, a name or "*") needs an admin key. */
+  listSnapshots(filter: SnapshotFilter = {}, o: CallOptions = {}): Promise<SnapshotList> {
+    return this.transport.json({ ...o, operation: "listSnapshots", method: "GET", path: "/v1/snapshots", query: filter });
   }
 
-  getSnapshot(digest: string, o: CallOptions = {}): Promise<Snapshot> {
-    return this.transport.json({ ...o, operation: "getSnapshot", method: "GET", path: `/v1/snapshots/${enc(digest)}` });
+  /** q.tenant: whose snapshot with this digest (admin keys; "*" for any). */
+  getSnapshot(digest: string, q: SnapshotQuery = {}, o: CallOptions = {}): Promise<Snapshot> {
+    return this.transport.json({
+      ...o, operation: "getSnapshot", method: "GET", path: `/v1/snapshots/${enc(digest)}`, query: q,
+    });
   }
 
   deleteSnapshot(digest: string, o: CallOptions = {}): Promise<SnapshotDeleted> {

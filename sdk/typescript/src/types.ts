@@ -48,6 +48,7 @@ export type SessionPolicy = Schemas["SessionPolicy"];
 export type SessionRequest = Schemas["SessionRequest"];
 export type SessionView = Schemas["Session"];
 export type SessionList = Schemas["SessionList"];
+export type SessionFilter = QueryOf<"listSessions">;
 export type SessionRecord = Schemas["SessionRecord"];
 export type CallStatus = Schemas["CallStatus"];
 export type ExecRequest = Schemas["ExecRequest"];
@@ -59,6 +60,8 @@ export type WorkspaceFile = Schemas["WorkspaceFile"];
 export type FileListing = Schemas["FileListing"];
 export type Snapshot = Schemas["Snapshot"];
 export type SnapshotList = Schemas["SnapshotList"];
+export type SnapshotFilter = QueryOf<"listSnapshots">;
+export type SnapshotQuery = QueryOf<"getSnapshot">;
 export type Deleted = Answer<"deleteSessionFile", 200>;
 export type SnapshotDeleted = Answer<"deleteSnapshot", 200>;
 

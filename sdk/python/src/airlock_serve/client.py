@@ -180,9 +180,10 @@ class Client:
 
     session = open_session
 
-    def list_sessions(self):
-        """Newest first, at most 200."""
-        return self._t.json("GET", "/v1/sessions")["sessions"]
+    def list_sessions(self, *, tenant=None):
+        """Newest first, at most 200. tenant (a tenant id or name, or "*" for all)
+        needs an admin key; each session carries its tenant."""
+        return self._t.json("GET", "/v1/sessions", query={"tenant": tenant})["sessions"]
 
     def get_session(self, session_id):
         return self._t.json("GET", f"/v1/sessions/{_q(session_id)}")
@@ -234,11 +235,13 @@ class Client:
         return self._t.json("POST", f"/v1/sessions/{_q(session_id)}/snapshots")
 
     # Snapshots
-    def list_snapshots(self):
-        return self._t.json("GET", "/v1/snapshots")["snapshots"]
+    def list_snapshots(self, *, tenant=None):
+        """tenant (a tenant id or name, or "*" for all) needs an admin key."""
+        return self._t.json("GET", "/v1/snapshots", query={"tenant": tenant})["snapshots"]
 
-    def get_snapshot(self, digest):
-        return self._t.json("GET", f"/v1/snapshots/{_q(digest)}")
+    def get_snapshot(self, digest, *, tenant=None):
+        """tenant: whose snapshot with this digest (admin keys; "*" for any)."""
+        return self._t.json("GET", f"/v1/snapshots/{_q(digest)}", query={"tenant": tenant})
 
     def delete_snapshot(self, digest):
         return self._t.json("DELETE", f"/v1/snapshots/{_q(digest)}")

@@ -55,4 +55,13 @@ Result<UniqueFd> ImageMount::clone_subtree(const std::string& path) const {
   return clone;
 }
 
+Status attach_image_subtree(int image_root, const std::string& path, const std::string& target) {
+  UniqueFd clone(::open_tree(image_root, path.c_str(),
+                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+  if (!clone) return fail_errno("clone " + path + " of the image");
+  if (::move_mount(clone.get(), "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return fail_errno("attach the image's " + path + " on " + target);
+  return {};
+}
+
 }  // namespace airlock::sandbox

@@ -32,6 +32,12 @@ struct ImageMountError {
 template <class T>
 using ImageMountResult = std::expected<T, ImageMountError>;
 
+// Attaches a clone of the subtree `path` of the detached image mount
+// `image_root` over `target` in this process's mount namespace (which the
+// caller made private): the preloaded interpreter of an image sees the
+// image's /usr and /etc in place of the host's.
+Status attach_image_subtree(int image_root, const std::string& path, const std::string& target);
+
 class ImageMount {
  public:
   // Opens `image_file` (O_RDONLY, no symlink at the last component) and

@@ -68,6 +68,7 @@ int pool_command(const std::vector<std::string>& args) {
     else if (a == "--module") modules.push_back(v);
     else if (a == "--image") image_names.push_back(v);
     else if (a == "--image-dir") image_dir = v;
+    else if (a == "--prefetch-image") config.prefetch_image = v != "no";  // for bench/image_cold_phases.py
     else if ((a == "--warm" && parse_count(v, warm)) || (a == "--preloaded" && parse_count(v, preloaded))) {
     } else {
       std::fprintf(stderr, "airlock pool: bad option %s %s (counts are 0 to 64)\n%s", a.c_str(), v.c_str(),

@@ -90,6 +90,7 @@ void WarmPool::refill_loop(Stock* stock) {
   PrepareContext context{config_.state_dir, &cgroups_,
                          c.preloaded ? zygotes_.at(image_class(c.image)).get() : nullptr};
   context.image = c.image;
+  context.prefetch_image = config_.prefetch_image;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (stock->ready.size() + stock->in_flight >= c.size) {

@@ -44,6 +44,9 @@ struct PoolConfig {
   // kRefillNice, so on a busy machine jobs get the CPU first (a job that finds
   // its class empty starts cold, which costs what it would without a pool).
   size_t refill_workers = 2;
+  // Refills read the loader's files through each image sandbox's own mount
+  // (PrepareContext::prefetch_image); off only to measure what it gives.
+  bool prefetch_image = true;
 };
 
 // The refill threads' nice value; a taken sandbox's init is set back to 0

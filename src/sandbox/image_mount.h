@@ -54,6 +54,14 @@ class ImageMount {
   // the image.
   Result<UniqueFd> clone_subtree(const std::string& path) const;
 
+  // Reads what every dynamically linked program of a Debian image loads
+  // first (kLoaderFiles) through this mount, so that its page cache (this
+  // superblock's own: nothing is shared with another sandbox) holds them
+  // decompressed before a job execs. Used by the warm pool's refills, off
+  // the job's path. Best effort: a file the image lacks is skipped. Returns
+  // the bytes read.
+  size_t prefetch_loader() const;
+
  private:
   explicit ImageMount(UniqueFd mount) : mount_(std::move(mount)) {}
   UniqueFd mount_;

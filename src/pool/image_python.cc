@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/unique_fd.h"
 
 namespace airlock::jobs {
 namespace {
@@ -51,11 +50,7 @@ Result<std::string> preloadable_python(int root) {
 }
 
 Result<std::string> preloadable_python(const ImageSource& image, const std::string& cache_dir) {
-  if (image.is_host()) {
-    UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root) return fail_errno("open /");
-    return preloadable_python(root.get());
-  }
+  if (image.is_host()) return fail("preloadable_python: the host image has no image mount");  // a caller's bug
   auto opened = open_image(image, cache_dir);
   if (!opened) return std::unexpected(opened.error());
   if (!opened->refusal.empty()) return fail(ErrorKind::kRefused, opened->refusal);

@@ -19,7 +19,8 @@ namespace airlock::jobs {
 Result<std::string> preloadable_python(int image_root);
 
 // The same for a stored image, on a mount of its own (checked as a job's is:
-// a corrupt image is kRefused). The host image: its /usr, likewise.
+// a corrupt image is kRefused). Not for the host image (the pool keeps
+// host's preloaded class as it always has).
 Result<std::string> preloadable_python(const ImageSource& image, const std::string& cache_dir);
 
 }  // namespace airlock::jobs

@@ -181,6 +181,33 @@ TEST_F(ImagePreload, AnImageWithoutLibpythonOrPandasGetsNoPreloadedClassAndSaysW
   EXPECT_EQ(pool.stop(), 0);
 }
 
+// A pool asked for preloaded sandboxes checks the image's sha256 before it
+// looks inside: a corrupt blob stops it with the reason, and it makes nothing.
+TEST_F(ImagePreload, ACorruptImageStopsAPreloadedPoolWithTheReason) {
+  std::string source = std::getenv("AIRLOCK_TEST_IMAGE_DIR") ? std::getenv("AIRLOCK_TEST_IMAGE_DIR")
+                                                             : std::string(AIRLOCK_SOURCE_DIR) + "/build/images";
+  if (!fs::exists(source + "/names/minimal"))
+    GTEST_SKIP() << "the image 'minimal' is not built in " << source
+                 << " (scripts/test-setup/20-images.sh builds it)";
+  std::string store = dir_.sub("store");
+  fs::copy(source, store, fs::copy_options::recursive);
+  std::string hex = read_text(store + "/names/minimal").substr(7, 64);
+  std::string blob = store + "/blobs/" + hex + ".erofs";
+  fs::permissions(blob, fs::perms::owner_write, fs::perm_options::add);
+  {
+    std::fstream f(blob, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5000);
+    f.put('X');
+  }
+  Ran r = run_airlock({"pool", "--state-dir", dir_.state(), "--warm", "1", "--preloaded", "1", "--image",
+                       "minimal", "--image-dir", store});
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_NE(r.err.find("airlock pool: image minimal: image is corrupt: its sha256 is "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(", not " + hex), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_.state() + "/pool.sock"));
+}
+
 // Job A leaves marks everywhere a preloaded process could carry state; job B,
 // a later fork of the same image interpreter, finds none.
 TEST_F(ImagePreload, NothingOfOnePreloadedJobOnTheImageReachesTheNext) {

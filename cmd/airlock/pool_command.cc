@@ -12,6 +12,7 @@
 #include "cmd/airlock/common.h"
 #include "jobs/choose_image.h"
 #include "pool/handover.h"
+#include "pool/image_python.h"
 #include "pool/pool_server.h"
 #include "jobs/state_dir.h"
 #include "pool/warm_pool.h"
@@ -31,7 +32,9 @@ const char* const kPoolUsage =
     "  SIGINT or SIGTERM, then removes every unused sandbox. Each --image (NAME or\n"
     "  NAME@sha256:HEX of the image store) gets N warm sandboxes of its own, each with its\n"
     "  own mount of the image; the image is held (not removed by `airlock image rm/gc`)\n"
-    "  while the pool runs.\n";
+    "  while the pool runs. An image with python3, its libpython3.X and pandas also gets\n"
+    "  N preloaded sandboxes, forked from an interpreter of its own running the image's\n"
+    "  Python; another image gets none (the pool says why).\n";
 
 bool parse_count(const std::string& text, size_t& out) {
   char* end = nullptr;
@@ -65,6 +68,7 @@ int pool_command(const std::vector<std::string>& args) {
     else if (a == "--module") modules.push_back(v);
     else if (a == "--image") image_names.push_back(v);
     else if (a == "--image-dir") image_dir = v;
+    else if (a == "--prefetch-image") config.prefetch_image = v != "no";  // for bench/image_cold_phases.py
     else if ((a == "--warm" && parse_count(v, warm)) || (a == "--preloaded" && parse_count(v, preloaded))) {
     } else {
       std::fprintf(stderr, "airlock pool: bad option %s %s (counts are 0 to 64)\n%s", a.c_str(), v.c_str(),
@@ -93,6 +97,17 @@ int pool_command(const std::vector<std::string>& args) {
     if (chosen->source.is_host()) continue;  // host has its classes already
     if (chosen->use) held.push_back(std::move(*chosen->use));
     config.classes.push_back({false, warm, {}, chosen->source});
+    if (preloaded == 0) continue;
+    auto python = jobs::preloadable_python(chosen->source, config.state_dir + "/cache");
+    if (python)
+      config.classes.push_back({true, preloaded, {}, chosen->source});
+    else if (python.error().kind == ErrorKind::kNotFound)
+      std::fprintf(stderr, "airlock pool: image %s: no preloaded sandboxes (%s)\n", name.c_str(),
+                   python.error().what.c_str());
+    else {
+      std::fprintf(stderr, "airlock pool: image %s: %s\n", name.c_str(), python.error().message().c_str());
+      return 125;
+    }
   }
   auto cgroups = open_cgroups();
   if (!cgroups) return 125;

@@ -82,6 +82,7 @@ Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext
     if (!opened->refusal.empty()) return fail(opened->refusal);
     image_mount = std::move(opened->mount);
     sb.image = ctx.image.info;
+    if (ctx.prefetch_image) (void)image_mount->prefetch_loader();
   }
   auto dir = JobDir::create(ctx.state_dir, sb.id);
   if (!dir) return std::unexpected(dir.error());

@@ -63,6 +63,10 @@ struct PrepareContext {
   sandbox::Zygote* zygote = nullptr;  // set: a preloaded sandbox
   bool with_stdin = false;            // the payload's stdin is a pipe from the host
   ImageSource image;                  // the host image unless set
+  // Read the loader's files through the sandbox's own image mount while
+  // preparing (ImageMount::prefetch_loader): for the warm pool, whose
+  // refills are off the job's path; a cold job would only pay it earlier.
+  bool prefetch_image = false;
 };
 
 // A sandbox on `context.image`: a stored image is checked (image_source.h)

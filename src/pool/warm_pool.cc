@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cstdio>
 
+#include "pool/image_python.h"
+
 namespace airlock::jobs {
 
-std::vector<std::string> zygote_environment() {
+std::vector<std::string> zygote_environment(const ImageSource& image) {
   JobPolicy defaults;
   std::vector<std::string> env = job_environment(defaults);
+  apply_image_env(image, {}, env);
   // numpy's OpenBLAS and pandas' numexpr start worker threads at import
   // otherwise (seen: 3 threads after `import pandas` on Debian 12).
   for (const char* v : {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1"}) env.push_back(v);
@@ -20,31 +23,48 @@ std::vector<std::string> zygote_environment() {
 
 Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::CgroupBackend& cgroups) {
   auto pool = std::unique_ptr<WarmPool>(new WarmPool(std::move(config), cgroups));
-  bool need_zygote = false;
   for (const auto& c : pool->config_.classes) {
     auto stock = std::make_unique<Stock>();
     stock->config = c;
-    if (c.preloaded && !c.image.is_host() && c.size > 0)
-      return fail("preloaded sandboxes run on host only (image " + c.image.info.name + ")");
     stock->key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded);
     for (const auto& other : pool->stocks_)
       if (other->key == stock->key) return fail("the warm pool names one class twice: " + stock->key);
-    need_zygote |= c.preloaded && c.size > 0;
+    if (c.preloaded && c.size > 0 && !pool->zygotes_.contains(image_class(c.image)))
+      if (auto st = pool->start_zygote(c.image); !st) return std::unexpected(st.error());
     pool->stocks_.push_back(std::move(stock));
-  }
-  if (need_zygote) {
-    sandbox::ZygoteOptions options;
-    options.modules = pool->config_.preload_modules;
-    options.env = zygote_environment();
-    auto zygote = sandbox::Zygote::start(pool->config_.airlock_binary, options);
-    if (!zygote) return std::unexpected(zygote.error());
-    pool->zygote_ = std::move(*zygote);
   }
   size_t workers = std::max<size_t>(1, pool->config_.refill_workers);
   for (auto& stock : pool->stocks_)
     for (size_t i = 0; i < std::min(workers, stock->config.size); ++i)
       pool->refill_.emplace_back([p = pool.get(), st = stock.get()] { p->refill_loop(st); });
   return pool;
+}
+
+// A stored image's interpreter gets a mount of its own of the image (checked
+// as a job's is) and runs the image's python3; the mount is the zygote's
+// from then on (it attached the image's /usr and /etc).
+Status WarmPool::start_zygote(const ImageSource& image) {
+  sandbox::ZygoteOptions options;
+  options.modules = config_.preload_modules;
+  options.env = zygote_environment(image);
+  auto launch = [&]() -> Status {
+    auto zygote = sandbox::Zygote::start(config_.airlock_binary, options);
+    if (!zygote)
+      return fail_with("the preloaded interpreter of image " + image.info.name + ": " + zygote.error().what,
+                       zygote.error().err);
+    zygotes_[image_class(image)] = std::move(*zygote);
+    return {};
+  };
+  if (image.is_host()) return launch();
+  auto opened = open_image(image, config_.state_dir + "/cache");
+  if (!opened) return std::unexpected(opened.error());
+  if (!opened->refusal.empty()) return fail(ErrorKind::kRefused, opened->refusal);
+  auto python = preloadable_python(opened->mount->fd());
+  if (!python)
+    return fail(python.error().kind,
+                "image " + image.info.name + " cannot have preloaded sandboxes: " + python.error().what);
+  options.image_root = opened->mount->fd();
+  return launch();  // the zygote attached its own clones; ours goes with `opened`
 }
 
 WarmPool::~WarmPool() {
@@ -55,7 +75,7 @@ WarmPool::~WarmPool() {
   changed_.notify_all();
   for (auto& t : refill_) t.join();
   stocks_.clear();  // every unused sandbox: init killed, cgroup, mounts, directory removed
-  zygote_.reset();
+  zygotes_.clear();
 }
 
 // Threads of their own per class: a slow preloaded refill (a clone of the
@@ -67,8 +87,10 @@ void WarmPool::refill_loop(Stock* stock) {
   // inherit it until a job takes one).
   (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kRefillNice);
   PoolClass c = stock->config;
-  PrepareContext context{config_.state_dir, &cgroups_, c.preloaded ? zygote_.get() : nullptr};
+  PrepareContext context{config_.state_dir, &cgroups_,
+                         c.preloaded ? zygotes_.at(image_class(c.image)).get() : nullptr};
   context.image = c.image;
+  context.prefetch_image = config_.prefetch_image;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (stock->ready.size() + stock->in_flight >= c.size) {
@@ -126,8 +148,14 @@ nlohmann::json WarmPool::stats() const {
                        {"last_error", s->last_error}});
   }
   nlohmann::json out = {{"classes", classes}};
-  if (zygote_) out["preloaded_interpreter"] = {{"pid", zygote_->pid()}, {"python", zygote_->python_version()},
-                                               {"modules", config_.preload_modules}};
+  nlohmann::json interpreters = nlohmann::json::array();
+  for (const auto& [image, z] : zygotes_) {
+    nlohmann::json one = {{"image", image}, {"pid", z->pid()}, {"python", z->python_version()},
+                          {"modules", config_.preload_modules}};
+    if (image == "host") out["preloaded_interpreter"] = one;  // as before there were images
+    interpreters.push_back(std::move(one));
+  }
+  if (!interpreters.empty()) out["preloaded_interpreters"] = std::move(interpreters);
   return out;
 }
 

@@ -2,8 +2,10 @@
 // interpreter, limits), each used by exactly one job and then destroyed by
 // that job. Background threads keep every class at its configured size;
 // when a class is empty, jobs fall back to a cold start. Preloaded classes
-// are prepared by the preloaded interpreter (sandbox/zygote.h), which the
-// pool starts and owns. Each class has a refill thread of its own.
+// are prepared by the preloaded interpreter (sandbox/zygote.h) of their
+// image, one per image, which the pool starts and owns: a stored image's
+// runs the image's own Python (pool/image_python.h says which images can).
+// Each class has refill threads of its own.
 #pragma once
 
 #include <condition_variable>
@@ -42,6 +44,9 @@ struct PoolConfig {
   // kRefillNice, so on a busy machine jobs get the CPU first (a job that finds
   // its class empty starts cold, which costs what it would without a pool).
   size_t refill_workers = 2;
+  // Refills read the loader's files through each image sandbox's own mount
+  // (PrepareContext::prefetch_image); off only to measure what it gives.
+  bool prefetch_image = true;
 };
 
 // The refill threads' nice value; a taken sandbox's init is set back to 0
@@ -50,8 +55,9 @@ inline constexpr int kRefillNice = 10;
 
 // The preloaded interpreter's environment: a job's base environment (what a
 // cold `python3` would start with) and single-threaded OpenBLAS, since a fork
-// keeps only the forking thread.
-std::vector<std::string> zygote_environment();
+// keeps only the forking thread. On a stored image, the image's environment
+// is applied as it is to a job's (apply_image_env).
+std::vector<std::string> zygote_environment(const ImageSource& image = {});
 
 class WarmPool {
  public:
@@ -81,10 +87,12 @@ class WarmPool {
   WarmPool(PoolConfig config, sandbox::CgroupBackend& cgroups)
       : config_(std::move(config)), cgroups_(cgroups) {}
   void refill_loop(Stock* stock);
+  Status start_zygote(const ImageSource& image);
+
 
   PoolConfig config_;
   sandbox::CgroupBackend& cgroups_;
-  std::unique_ptr<sandbox::Zygote> zygote_;
+  std::map<std::string, std::unique_ptr<sandbox::Zygote>> zygotes_;  // by image_class()
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::vector<std::unique_ptr<Stock>> stocks_;

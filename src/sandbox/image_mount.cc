@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <sys/mount.h>
+#include <unistd.h>
+
+#include "sys/syscalls.h"
 
 namespace airlock::sandbox {
 namespace {
@@ -53,6 +56,39 @@ Result<UniqueFd> ImageMount::clone_subtree(const std::string& path) const {
                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
   if (!clone) return fail_errno("clone " + path + " of the image");
   return clone;
+}
+
+size_t ImageMount::prefetch_loader() const {
+  // The loader, libc and the loader's cache: what the exec of /bin/true reads.
+  static constexpr const char* kLoaderFiles[] = {
+      "etc/ld.so.cache",
+#if defined(__x86_64__)
+      "usr/lib64/ld-linux-x86-64.so.2", "usr/lib/x86_64-linux-gnu/libc.so.6",
+#elif defined(__aarch64__)
+      "usr/lib/ld-linux-aarch64.so.1", "usr/lib/aarch64-linux-gnu/libc.so.6",
+#endif
+  };
+  size_t total = 0;
+  static thread_local char buf[1 << 16];
+  for (const char* path : kLoaderFiles) {
+    // Links resolve inside the image (Debian's ld.so link is absolute).
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    auto fd = sys::openat2(mount_.get(), path, how);
+    if (!fd) continue;
+    for (ssize_t n; (n = ::read(fd->get(), buf, sizeof(buf))) > 0;) total += static_cast<size_t>(n);
+  }
+  return total;
+}
+
+Status attach_image_subtree(int image_root, const std::string& path, const std::string& target) {
+  UniqueFd clone(::open_tree(image_root, path.c_str(),
+                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+  if (!clone) return fail_errno("clone " + path + " of the image");
+  if (::move_mount(clone.get(), "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return fail_errno("attach the image's " + path + " on " + target);
+  return {};
 }
 
 }  // namespace airlock::sandbox

@@ -32,6 +32,12 @@ struct ImageMountError {
 template <class T>
 using ImageMountResult = std::expected<T, ImageMountError>;
 
+// Attaches a clone of the subtree `path` of the detached image mount
+// `image_root` over `target` in this process's mount namespace (which the
+// caller made private): the preloaded interpreter of an image sees the
+// image's /usr and /etc in place of the host's.
+Status attach_image_subtree(int image_root, const std::string& path, const std::string& target);
+
 class ImageMount {
  public:
   // Opens `image_file` (O_RDONLY, no symlink at the last component) and
@@ -47,6 +53,14 @@ class ImageMount {
   // its /usr. The mount's root in mountinfo is then "/usr", a path inside
   // the image.
   Result<UniqueFd> clone_subtree(const std::string& path) const;
+
+  // Reads what every dynamically linked program of a Debian image loads
+  // first (kLoaderFiles) through this mount, so that its page cache (this
+  // superblock's own: nothing is shared with another sandbox) holds them
+  // decompressed before a job execs. Used by the warm pool's refills, off
+  // the job's path. Best effort: a file the image lacks is skipped. Returns
+  // the bytes read.
+  size_t prefetch_loader() const;
 
  private:
   explicit ImageMount(UniqueFd mount) : mount_(std::move(mount)) {}

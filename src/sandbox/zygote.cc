@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "base/wire.h"
+#include "sandbox/image_mount.h"
 #include "sandbox/preload_python.h"
 #include "sandbox/python_embed.h"
 #include "sandbox/spec_codec.h"
@@ -84,12 +86,21 @@ size_t thread_count() {
 
 // The zygote's own view: a private mount namespace whose /tmp is a private
 // tmpfs, so what the imports write (matplotlib's font cache) goes nowhere on
-// the host and vanishes with the zygote.
-Status private_tmp() {
+// the host and vanishes with the zygote. On a stored image, the image's /usr
+// and /etc replace the host's there: the dynamic loader (ld.so.cache), the
+// interpreter, its modules and their configuration are the image's. What
+// airlock itself had loaded (libc, libstdc++) stays the host's, so the image
+// must be of the host's Debian release or older (docs/image-mounts.md).
+// The sandboxes cloned from here build their own root and never see this one.
+Status private_view(int image_root) {
   if (::unshare(CLONE_NEWNS) < 0) return fail_errno("unshare the mount namespace");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0) return fail_errno("make / private");
   if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") < 0)
     return fail_errno("mount a private /tmp");
+  if (image_root < 0) return {};
+  for (const char* dir : {"usr", "etc"})
+    if (auto st = attach_image_subtree(image_root, dir, std::string("/") + dir); !st) return st;
+  ::close(image_root);  // attached; the mounts hold the image now
   return {};
 }
 
@@ -135,9 +146,10 @@ void reply_error(int control, const Error& error) {
 
 int run_zygote(int control, const ZygoteOptions& options) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  ::close_range(static_cast<unsigned>(control) + 1, ~0U, 0);  // whatever the starter leaked to us
+  // Whatever the starter leaked to us (beyond the control socket and the image).
+  ::close_range(static_cast<unsigned>(std::max(control, options.image_root)) + 1, ~0U, 0);
   auto say = [&](const std::string& text) { (void)sys::send_with_fds(control, text, {}); };
-  if (auto st = private_tmp(); !st) return say("error: " + st.error().message()), 1;
+  if (auto st = private_view(options.image_root); !st) return say("error: " + st.error().message()), 1;
   auto version = python_version(options.python);
   if (!version) return say("error: " + version.error().message()), 1;
   auto python = EmbeddedPython::start(libpython_of(*version), options.python);
@@ -173,12 +185,19 @@ Result<std::unique_ptr<Zygote>> Zygote::start(const std::string& airlock_binary,
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return fail_errno("create the zygote's socket");
   UniqueFd host(pair[0]), child(pair[1]);
+  // Above the numbers the child's are dup'ed to, so neither dup2 clobbers the other.
+  UniqueFd image(options.image_root >= 0 ? ::fcntl(options.image_root, F_DUPFD_CLOEXEC, 10) : -1);
+  if (options.image_root >= 0 && !image) return fail_errno("pass the image to the preloaded interpreter");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, child.get(), 3);
   std::vector<std::string> args = {airlock_binary, "zygote", "--python", options.python};
+  if (image) {
+    posix_spawn_file_actions_adddup2(&actions, image.get(), 4);
+    args.insert(args.end(), {"--image-root", "4"});
+  }
   for (const auto& m : options.modules) {
     args.push_back("--module");
     args.push_back(m);

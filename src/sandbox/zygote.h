@@ -27,6 +27,11 @@ struct ZygoteOptions {
   std::string python = "/usr/bin/python3";  // the image's interpreter
   std::vector<std::string> modules = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
   std::vector<std::string> env;              // the interpreter's environment, NAME=VALUE
+  // A stored image's detached mount (ImageMount::fd()): the zygote attaches
+  // its /usr and /etc over the host's in its private mount namespace, so
+  // `python` and its libpython, modules and configuration are the image's.
+  // -1: the host's own. Only the host's descriptor; the zygote gets a copy.
+  int image_root = -1;
 };
 
 // The zygote process's main: `control` is its socket to the host. Returns

@@ -75,7 +75,13 @@ class PoolEnvironment : public testing::Environment {
  public:
   void SetUp() override {
     dir_ = std::make_unique<airlock::testing::TempDir>();
-    pool_ = std::make_unique<airlock::testing::TestPool>(dir_->path(), dir_->state(), 3, 3);
+    // On HOSTILE_IMAGE, the pool keeps that image's classes too (preloaded
+    // ones where the image has python3, libpython and pandas).
+    // (Not built: every case skips, saying so, and the pool keeps host's.)
+    std::vector<std::string> extra;
+    if (!hostile_image().empty() && fs::exists(test_image_dir() + "/names/" + hostile_image()))
+      extra = {"--image", hostile_image(), "--image-dir", test_image_dir()};
+    pool_ = std::make_unique<airlock::testing::TestPool>(dir_->path(), dir_->state(), 3, 3, extra);
     ASSERT_TRUE(pool_->ready()) << pool_->log();
     g_pool_state = dir_->state();
   }

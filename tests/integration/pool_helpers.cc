@@ -14,12 +14,13 @@
 
 namespace airlock::testing {
 
-TestPool::TestPool(const std::string& dir, const std::string& state_dir, int warm, int preloaded)
+TestPool::TestPool(const std::string& dir, const std::string& state_dir, int warm, int preloaded,
+                   const std::vector<std::string>& extra)
     : dir_(dir), state_dir_(state_dir) {
-  spawned_ = std::make_unique<Spawned>(
-      std::vector<std::string>{"pool", "--state-dir", state_dir, "--warm", std::to_string(warm), "--preloaded",
-                               std::to_string(preloaded)},
-      dir, state_dir);
+  std::vector<std::string> args = {"pool", "--state-dir", state_dir, "--warm", std::to_string(warm),
+                                   "--preloaded", std::to_string(preloaded)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  spawned_ = std::make_unique<Spawned>(args, dir, state_dir);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     log_ = read_text(dir + "/airlock.err");

@@ -14,8 +14,10 @@ namespace airlock::testing {
 
 class TestPool {
  public:
-  // `dir` holds the pool's output files and its state directory.
-  TestPool(const std::string& dir, const std::string& state_dir, int warm, int preloaded);
+  // `dir` holds the pool's output files and its state directory; `extra`
+  // goes to `airlock pool` after the counts (--image NAME --image-dir DIR).
+  TestPool(const std::string& dir, const std::string& state_dir, int warm, int preloaded,
+           const std::vector<std::string>& extra = {});
   ~TestPool();  // stop() if the test did not
   bool ready() const { return ready_; }
   const std::string& log() const { return log_; }

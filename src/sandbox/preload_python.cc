@@ -61,7 +61,12 @@ def run(argv, env):
     filename = None
     # What PYTHONPATH would have added at start-up (preloadable() lets only
     # the data request helper's directory through), after sys.path[0].
+    # The interpreter may have looked for them before the sandbox existed (a
+    # zygote started with the same variable): forget what it found then.
     extra_path = [d for d in os.environ.get("PYTHONPATH", "").split(":") if d]
+    for d in extra_path:
+        sys.path_importer_cache.pop(d, None)
+    extra_path = [d for d in extra_path if d not in sys.path]
     try:
         if args[1] == "-c":
             sys.argv = ["-c"] + args[3:]

@@ -378,3 +378,22 @@ TEST(DataRequestAnswerRecord, NamesTheJobTheRequestAndTheDecision) {
 
 }  // namespace
 }  // namespace airlock::store
+
+namespace airlock::store {
+namespace {
+
+TEST_F(StoreChain, RetentionRemovesAJobWithItsAnswersAndTheChainStillVerifies) {
+  StoredRecord asked = job(a_, 1);
+  ASSERT_TRUE(store_->answer_data_requests(
+      {{a_, asked.job_id, "r1", AnswerState::kRefused, "", "no", "k", at(2)}}));
+  job(a_, 5);
+  auto removed = store_->remove_older_than(at(3), at(6));
+  ASSERT_TRUE(removed) << removed.error().message();
+  EXPECT_EQ(*removed, 1u);
+  EXPECT_TRUE(store_->data_request_answers(a_, asked.job_id)->empty());
+  VerifyReport report = verify();
+  EXPECT_TRUE(report.ok) << (report.problems.empty() ? "" : report.problems[0]);
+}
+
+}  // namespace
+}  // namespace airlock::store

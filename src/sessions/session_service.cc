@@ -20,11 +20,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// The job limits, for each call (a tenant cannot raise them), and the session's own.
-SessionRequestLimits request_limits(const ServiceConfig&) {
-  SessionRequestLimits limits;
-  return limits;
-}
+// The job limits (requests::Limits' defaults) for each call, and the
+// session's own; a tenant cannot raise them. The operator's settings
+// (data_requests_per_job, data_request_bytes) join here once ServiceConfig has them.
+SessionRequestLimits request_limits(const ServiceConfig&) { return SessionRequestLimits{}; }
 
 SessionCaps session_caps(const ServiceConfig& c) {
   SessionCaps s;

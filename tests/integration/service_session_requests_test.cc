@@ -130,12 +130,12 @@ TEST_F(SessionRequests, ACallAsksForAThirdCsvAndTheAnswerLetsTheNextCallSucceed)
   auto again = http.request("POST", "/v1/sessions/" + sid + "/execs",
                             json{{"code", "1"}, {"answers", {"r1"}}}.dump(), svc.alpha.auth());
   EXPECT_EQ(again.status, 409) << again.body;
-  EXPECT_EQ(again.json()["error"]["code"], "data_request_not_open") << again.body;
+  EXPECT_EQ(again.json()["error"]["code"], "already_answered") << again.body;
   EXPECT_EQ(refuse(sid, "r1", "too late").status, 409);
   // An id the session never gave is refused too, before the call runs.
   auto unknown = http.request("POST", "/v1/sessions/" + sid + "/execs",
                               json{{"code", "1"}, {"answers", {"r7"}}}.dump(), svc.alpha.auth());
-  EXPECT_EQ(unknown.status, 409) << unknown.body;
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
   close(sid);
 }
 

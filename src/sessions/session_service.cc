@@ -20,10 +20,13 @@ namespace {
 
 using json = nlohmann::json;
 
-// The job limits (requests::Limits' defaults) for each call, and the
-// session's own; a tenant cannot raise them. The operator's settings
-// (data_requests_per_job, data_request_bytes) join here once ServiceConfig has them.
-SessionRequestLimits request_limits(const ServiceConfig&) { return SessionRequestLimits{}; }
+// The operator's job limits (data_requests_per_job, data_request_bytes) for
+// each call, and the session's own; a tenant cannot raise them.
+SessionRequestLimits request_limits(const ServiceConfig& c) {
+  SessionRequestLimits limits;
+  limits.per_call = c.data_request_limits;
+  return limits;
+}
 
 SessionCaps session_caps(const ServiceConfig& c) {
   SessionCaps s;

@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "base/unique_fd.h"
@@ -83,6 +85,39 @@ TEST_F(SessionRequestsPreloaded, APreloadedSessionAsksAndIsAnswered) {
   json done = exec(sid, "kept + int(open('more.csv').read().split()[1])", {{"answers", {"r1"}}});
   ASSERT_EQ(done["status"], "ok") << done.dump(2);
   EXPECT_EQ(done["result"]["value"], "42");
+  close(sid);
+}
+
+// The operator's job limits hold for each call of a session as well.
+std::vector<std::string> configured(const TempDir& dir) {
+  std::string config = dir.sub("serve.toml");
+  std::ofstream(config) << "data_requests_per_job = 2\ndata_request_bytes = 256\n";
+  return {"--config", config};
+}
+
+struct ConfigDir {
+  TempDir dir;  // a base before SessionRequests: it exists before the service starts, and outlives it
+};
+
+class SessionRequestsConfigured : private ConfigDir, public SessionRequests {
+ protected:
+  SessionRequestsConfigured() : SessionRequests(configured(dir)) {}
+};
+
+TEST_F(SessionRequestsConfigured, TheOperatorsPerCallLimitsHold) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  json r = exec(sid, "import os\nfd = int(os.environ['AIRLOCK_REQUEST_FD'])\n"
+                     "os.write(fd, b'{\"name\": \"long\", \"why\": \"' + b'w' * 300 + b'\"}\\n')\n"
+                     "for n in 'abc': os.write(fd, b'{\"name\": \"%s\", \"why\": \"w\"}\\n' % n.encode())\n");
+  ASSERT_EQ(r["status"], "input_requested") << r.dump(2);
+  ASSERT_EQ(r["data_requests"].size(), 1u) << r.dump(2);  // the long one and "a" are the 2 lines judged
+  EXPECT_EQ(r["data_requests"][0]["name"], "a");
+  ASSERT_EQ(r["data_requests_refused"].size(), 2u) << r.dump(2);
+  EXPECT_NE(r["data_requests_refused"][0]["reason"].get<std::string>().find("longer than 256 bytes"),
+            std::string::npos);
+  EXPECT_EQ(r["data_requests_refused"][1]["lines"], 2);  // "b" and "c": past the limit of 2
+  EXPECT_EQ(get("/v1/sessions/" + sid)["data_requests"]["limits"]["requests_per_call"], 2);
   close(sid);
 }
 

@@ -33,6 +33,13 @@
 //    (repr of the last expression), "html" (its _repr_html_), "error"
 //    (traceback, or the shell's exit status), "figures" (every open
 //    matplotlib figure as base64 PNG, then closed), "ms", "exit_code", "cwd"}
+//   {"event": "request", "id", "line" (or null: longer than the limit), "bytes"}
+//                                                       a data request line the
+//                                                       call sent (before its answer)
+// A request also carries "requests": {"count", "bytes"} (the lines the host
+// takes from the call, data requests) and "answers": {"r1": {"state",
+// "reason"?}} (airlock_request.answer); an answer carries "requests_over":
+// {"lines", "bytes"}, the lines past the count.
 // The host treats every line as untrusted (see session_protocol.h).
 //
 // Shell calls run `bash -c` (or /bin/sh) with the working directory and

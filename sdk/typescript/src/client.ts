@@ -36,6 +36,7 @@ import type {
   TenantUsage,
   UsageQuery,
   Pools,
+  RefusedRequest,
   UploadedFile,
   WorkspaceFile,
 } from "./types.js";
@@ -231,6 +232,17 @@ export class AirlockClient implements Operations {
     });
   }
 
+  /**
+   * Refuses a job's data request with a reason (scope run; recorded in the tenant's chain).
+   * ConflictError (409) when it was answered or refused already; NotFoundError for another tenant's job.
+   */
+  refuseJobDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<RefusedRequest> {
+    return this.transport.json({
+      ...o, operation: "refuseJobDataRequest", method: "POST",
+      path: `/v1/jobs/${enc(id)}/requests/${enc(requestId)}/refuse`, json: { reason },
+    });
+  }
+
   /** Usage and its cost over a time range, optionally grouped by tenant, day or image (scope read or admin). */
   getUsage(query: UsageQuery = {}, o: CallOptions = {}): Promise<TenantUsage> {
     return this.transport.json({ ...o, operation: "getUsage", method: "GET", path: "/v1/usage", query });
@@ -374,6 +386,14 @@ export class AirlockClient implements Operations {
       else if (ev.event === "stdout" || ev.event === "stderr")
         yield { type: ev.event, id: ev.id, offset: data["offset"] as number, text: data["text"] as string };
     }
+  }
+
+  /** Refuses a session's data request with a reason (scope run); ConflictError (409) when it was answered or refused. */
+  refuseSessionDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<RefusedRequest> {
+    return this.transport.json({
+      ...o, operation: "refuseSessionDataRequest", method: "POST",
+      path: `/v1/sessions/${enc(id)}/requests/${enc(requestId)}/refuse`, json: { reason },
+    });
   }
 
   /** Writes a file into the session's /workspace (path relative to it; directories are made). */

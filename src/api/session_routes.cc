@@ -33,6 +33,15 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
   add(server, jobs, "POST", "/v1/sessions/{id}/interrupt", [&](const ExchangePtr& ex, const Caller& c) {
     answer(jobs, ex, sessions.interrupt(c, ex->request().params.at("id")));
   });
+  // Data requests: a refusal (an answer is a call that names the request in "answers").
+  add(server, jobs, "POST", "/v1/sessions/{id}/requests/{request_id}/refuse",
+      [&](const ExchangePtr& ex, const Caller& c) {
+        auto body = json_body(jobs, ex);
+        if (!body) return;
+        const auto& p = ex->request().params;
+        answer(jobs, ex, sessions.refuse_request(c, p.at("id"), p.at("request_id"), *body));
+      },
+      small_body);
   add(server, jobs, "POST", "/v1/sessions/{id}/restart", [&](const ExchangePtr& ex, const Caller& c) {
     answer(jobs, ex, sessions.restart(c, ex->request().params.at("id")));
   });

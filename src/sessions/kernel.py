@@ -3,7 +3,7 @@
 # its own stdout and stderr pipes, fd 0 the host's requests, one JSON a line.
 # Either exec'd as `python3 -c KERNEL` or run in a fork of the keeper.
 import ast, base64, codecs, fcntl, io, json, os, select, signal, subprocess, sys, tempfile
-import termios, threading, time, traceback
+import termios, threading, time, traceback, types
 
 _MARK = "\x1eairlock-kernel "
 _PART = 32768  # characters of a field per part line: far below the host's line limit
@@ -27,6 +27,12 @@ sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8"
 sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                               errors="backslashreplace", write_through=True)
 _ns = {"__name__": "__main__", "__builtins__": __builtins__}
+# Data requests (docs/sessions.md): the code writes one JSON line per request
+# to this pipe (AIRLOCK_REQUEST_FD; airlock_request does it); the pump keeps
+# what the running call sent, within the host's limits, and the host decides.
+_req_r, _req_w = os.pipe()
+os.set_blocking(_req_r, False)
+os.environ["AIRLOCK_REQUEST_FD"] = str(_req_w)
 _send_lock = threading.Lock()
 _pump_lock = threading.Lock()
 _current = [None, None]  # the running call's id and nonce
@@ -53,6 +59,60 @@ def _send_once(message):
         except KeyboardInterrupt:
             pass
 
+class _Requests:
+    """The request lines of one call: at most `count` kept, each only if it
+    has at most `size` bytes (a longer one is measured, never held); the
+    lines past `count` are only counted. Blank lines are not requests."""
+
+    def __init__(self, count=0, size=0):
+        self.count, self.size = count, size
+        self.kept = []  # (text or None when over size, bytes)
+        self.over_lines = self.over_bytes = 0
+        self._line, self._length = bytearray(), 0
+
+    def feed(self, data):
+        start = 0
+        while start < len(data):
+            nl = data.find(b"\n", start)
+            end = len(data) if nl < 0 else nl
+            if self._length + end - start <= self.size:
+                self._line += data[start:end]
+            self._length += end - start
+            if nl < 0:
+                return
+            self._end_line()
+            start = nl + 1
+
+    def finish(self):
+        if self._length:
+            self._end_line()  # a last line without its newline
+
+    def _end_line(self):
+        n, text = self._length, None
+        if n <= self.size:
+            text = bytes(self._line).decode("utf-8", "replace")
+        self._line, self._length = bytearray(), 0
+        if n == 0:
+            return
+        if len(self.kept) < self.count:
+            self.kept.append((text, n))
+        else:
+            self.over_lines += 1
+            self.over_bytes += n
+
+_collecting = [None]  # the running call's _Requests; None between calls (lines then are dropped)
+
+def _read_requests():
+    while True:
+        try:
+            data = os.read(_req_r, 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            return
+        if _collecting[0] is not None:
+            _collecting[0].feed(data)
+
 def _pump():
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     streams = {_out_r: ("stdout", codecs.getincrementaldecoder("utf-8")("replace")),
@@ -60,9 +120,11 @@ def _pump():
     poller = select.poll()
     for fd in streams:
         poller.register(fd, select.POLLIN)
+    poller.register(_req_r, select.POLLIN)
     while True:
         poller.poll()
         with _pump_lock:
+            _read_requests()
             for fd, (name, decoder) in streams.items():
                 try:
                     data = os.read(fd, 65536)
@@ -89,7 +151,7 @@ def _drain():
     deadline = time.monotonic() + 0.5
     while time.monotonic() < deadline:
         with _pump_lock:
-            if _unread(_out_r) == 0 and _unread(_err_r) == 0:
+            if _unread(_out_r) == 0 and _unread(_err_r) == 0 and _unread(_req_r) == 0:
                 return
         time.sleep(0.001)
 
@@ -132,6 +194,53 @@ def _send_parts(answer, caps):
             _send_once(dict(base, field="figure", index=index, text=figure[i:i + _PART]))
     answer["truncated"] = truncated
 
+_DataRequested = ()  # airlock_request.DataRequested once the helper is loaded: except () catches nothing
+_helper = [None]
+
+def _sink(request):
+    # What airlock_request.add() sends in a session goes down the same pipe
+    # as a shell call's lines: the host judges them all alike.
+    data = memoryview((json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+    while data:
+        data = data[os.write(_req_w, data):]
+
+def _load_request_helper():
+    # airlock_request from the source the host embedded (_AIRLOCK_REQUEST_PY,
+    # defined before this file), in sys.modules before any call: no file,
+    # mount or PYTHONPATH needed. With the sink set, ask() and stop() end the
+    # call (DataRequested, caught below) instead of the program.
+    global _DataRequested
+    source = globals().get("_AIRLOCK_REQUEST_PY")
+    if not isinstance(source, str):
+        return
+    module = types.ModuleType("airlock_request")
+    module.__file__ = "<airlock_request>"
+    try:
+        exec(compile(source, "<airlock_request>", "exec"), module.__dict__)
+        module.set_sink(_sink)
+        _DataRequested = module.DataRequested
+    except Exception:
+        sys.stderr.write("airlock_request could not be loaded:\n" + traceback.format_exc())
+        return
+    _helper[0] = module
+    sys.modules["airlock_request"] = module
+
+def _begin_requests(limits, answers):
+    # Each call starts with nothing sent, the host's limits, and what the
+    # application answered so far (answer() gives None for an open request).
+    count, size = _whole(limits.get("count")), _whole(limits.get("bytes"))
+    os.environ["AIRLOCK_REQUEST_LIMIT"], os.environ["AIRLOCK_REQUEST_BYTES"] = str(count), str(size)
+    module = _helper[0]
+    if module is not None:
+        try:
+            module.set_sink(_sink)
+            module.set_answers({k: v for k, v in answers.items()
+                                if isinstance(k, str) and isinstance(v, dict) and v.get("state") != "open"})
+        except Exception:
+            sys.stderr.write("airlock_request: " + traceback.format_exc())
+    with _pump_lock:
+        _collecting[0] = _Requests(count, size)
+
 def _run_python(code, answer):
     try:
         tree = ast.parse(code, "<cell>", "exec")
@@ -151,6 +260,8 @@ def _run_python(code, answer):
                         pass
     except KeyboardInterrupt:
         answer.update(status="interrupted", error="KeyboardInterrupt")
+    except _DataRequested:
+        answer.update(status="input_requested")
     except SystemExit as e:
         answer.update(status="error",
                       error="SystemExit(%r): a session's kernel does not exit; close the session" % (e.code,))
@@ -213,8 +324,9 @@ def _run_shell(code, answer):
     cwd = _shell_state["cwd"]
     if not os.path.isdir(cwd):
         cwd = os.getcwd()
-    proc = subprocess.Popen([_SHELL, "-c", _WRAPPER, "sh", code, state], cwd=cwd,
-                            env=_shell_state["env"], stdin=subprocess.DEVNULL, process_group=0)
+    env = dict(_shell_state["env"], AIRLOCK_REQUEST_FD=str(_req_w))  # a shell call asks as a job does
+    proc = subprocess.Popen([_SHELL, "-c", _WRAPPER, "sh", code, state], cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL, process_group=0, pass_fds=(_req_w,))
     try:
         rc = proc.wait()
     except KeyboardInterrupt:
@@ -229,6 +341,16 @@ def _run_shell(code, answer):
     if rc != 0 and answer["status"] == "ok":
         answer.update(status="error", error="exit status %d" % rc)
 
+def _whole(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+def _send_requests(answer, asked):
+    # Each kept request as a line of its own, before the answer; the host
+    # validates them (src/requests) and counts the rest from requests_over.
+    for text, size in asked.kept:
+        _send_once({"event": "request", "id": answer["id"], "tag": answer["tag"], "line": text, "bytes": size})
+    answer["requests_over"] = {"lines": asked.over_lines, "bytes": asked.over_bytes}
+
 def _run(request):
     answer = {"event": "answer", "id": request.get("id"), "tag": request.get("nonce"), "status": "ok",
               "result": None, "html": None, "error": None, "figures": [], "exit_code": 0, "cwd": None}
@@ -236,6 +358,10 @@ def _run(request):
     code = code if isinstance(code, str) else ""
     caps = request.get("caps")
     caps = caps if isinstance(caps, dict) else {}
+    limits = request.get("requests")
+    limits = limits if isinstance(limits, dict) else {}
+    answers = request.get("answers")
+    _begin_requests(limits, answers if isinstance(answers, dict) else {})
     _current[0], _current[1] = answer["id"], answer["tag"]
     _send({"event": "started", "id": answer["id"], "tag": answer["tag"]})
     started = time.monotonic()
@@ -248,6 +374,11 @@ def _run(request):
         answer["ms"] = round((time.monotonic() - started) * 1000, 3)
         _drain()
         _current[0] = _current[1] = None
+        with _pump_lock:
+            _read_requests()
+            asked, _collecting[0] = _collecting[0], None
+    asked.finish()
+    _send_requests(answer, asked)
     _send_parts(answer, caps)
     _send_once(answer)
 
@@ -261,6 +392,7 @@ def _parse(line):
         except KeyboardInterrupt:
             pass
 
+_load_request_helper()
 threading.Thread(target=_pump, daemon=True).start()
 _send_once({"event": "ready"})
 while True:

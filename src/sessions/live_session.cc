@@ -37,7 +37,7 @@ uint64_t held_bytes(const Exec& e) {
   return n + (e.output ? e.output->end_offset() : 0);
 }
 
-json exec_view(const Exec& e, bool with_result) {
+json exec_view(const Exec& e, bool with_result, const SessionDataRequests* requests) {
   json v = {{"id", e.id},
             {"session_id", e.session_id},
             {"kind", e.kind},
@@ -47,9 +47,15 @@ json exec_view(const Exec& e, bool with_result) {
             {"started_at", e.started_at},
             {"finished_at", e.finished_at},
             {"output_bytes", e.output ? e.output->end_offset() : 0}};
+  if (!e.answers.empty()) v["answers"] = e.answers;
   if (e.state != "finished") return v;
   const auto& r = e.result;
   v["status"] = r.status;
+  // The data requests it sent, with their answers as of now.
+  json asked = requests ? requests->call_json(e.asked) : e.asked_json;
+  if (asked.is_object())
+    for (const char* k : {"data_requests", "data_requests_refused"})
+      if (asked.contains(k)) v[k] = asked[k];
   if (!with_result) return v;
   v["result"] = {{"status", r.status},
                  {"stdout", r.stdout_text},
@@ -68,6 +74,8 @@ json exec_view(const Exec& e, bool with_result) {
                    {"figures", r.truncated.figures}}},
                  {"dropped_kernel_lines", r.dropped_lines},
                  {"usage", {{"cpu_ms", r.usage.cpu_ms}, {"peak_memory_bytes", r.usage.peak_memory_bytes}}}};
+  for (const char* k : {"data_requests", "data_requests_refused"})
+    if (v.contains(k)) v["result"][k] = v[k];
   return v;
 }
 
@@ -75,7 +83,7 @@ json stored_call(const Exec& e) {
   const auto& r = e.result;
   json figures = json::array();
   for (const auto& f : r.figures_png_base64) figures.push_back(Sha256::of(f));
-  return {{"id", e.id},
+  json call = {{"id", e.id},
           {"seq", e.seq},
           {"kind", e.kind},
           {"code", capped(e.code, kStoredTextBytes)},
@@ -92,6 +100,9 @@ json stored_call(const Exec& e) {
           {"value", capped(r.result, kStoredTextBytes)},
           {"error", capped(r.error, kStoredTextBytes)},
           {"figures_base64_sha256", figures}};
+  if (!e.answers.empty()) call["answers"] = e.answers;
+  if (e.asked_json.is_object()) call.update(e.asked_json);
+  return call;
 }
 
 ApiResult<OpenWorkspace> open_workspace(const LiveSession& session) {
@@ -103,13 +114,14 @@ ApiResult<OpenWorkspace> open_workspace(const LiveSession& session) {
 }
 
 LiveSession::LiveSession(store::SessionRow row, SessionRequest request, jobs::Session::Options options,
-                         uint64_t output_cap, uint64_t kept_bytes, Hooks hooks)
+                         uint64_t output_cap, uint64_t kept_bytes, Hooks hooks, SessionRequestLimits request_limits)
     : row_(std::move(row)),
       request_(std::move(request)),
       options_(std::move(options)),
       output_cap_(output_cap),
       kept_bytes_(kept_bytes),
-      hooks_(std::move(hooks)) {}
+      hooks_(std::move(hooks)),
+      requests_(request_limits) {}
 
 LiveSession::~LiveSession() {
   if (thread_.joinable()) thread_.join();
@@ -147,9 +159,12 @@ void LiveSession::run(std::function<void(const Status&)> opened) {
     auto engine_ref = engine_;
     exec->state = "running";
     exec->started_at = jobs::now_rfc3339();
-    lock.unlock();
 
     jobs::CallRequest call{exec->kind, exec->code, static_cast<int>(exec->timeout_ms)};
+    call.request_count = requests_.call_count();
+    call.request_bytes = requests_.call_bytes();
+    call.answers = requests_.known();
+    lock.unlock();
     auto output = exec->output;
     auto result = engine_ref->exec(exec->id, call, [output](bool is_stderr, std::string_view text) {
       output->append(is_stderr, text);
@@ -163,6 +178,14 @@ void LiveSession::run(std::function<void(const Status&)> opened) {
     }
 
     lock.lock();
+    // The host judges what the call asked (src/requests), under the session's limits.
+    exec->asked = requests_.admit(exec->id, r);
+    std::string status = status_after_requests(r.status, exec->asked.ids.size());
+    if (status == "error" && r.status == "input_requested")
+      r.error = "the call asked for data, but no request was accepted (data_requests_refused says why)";
+    r.status = std::move(status);
+    r.data_requests.clear();
+    if (!exec->asked.ids.empty() || !exec->asked.refused.empty()) exec->asked_json = requests_.call_json(exec->asked);
     exec->result = std::move(r);
     exec->state = "finished";
     exec->finished_at = jobs::now_rfc3339();
@@ -237,24 +260,49 @@ std::vector<std::shared_ptr<LogBuffer>> LiveSession::cancel_queued_locked(const 
   return outputs;
 }
 
-Result<nlohmann::json> LiveSession::submit(const ExecRequest& request, const std::string& exec_id) {
+Result<nlohmann::json> LiveSession::submit(const ExecRequest& request, const std::string& exec_id,
+                                           const std::string& key_id) {
   std::lock_guard lock(mu_);
   if (!close_reason_.empty() || state_ == "closed") return fail("the session is closed (" + close_reason_ + ")");
   if (queue_.size() >= kMaxQueued) return fail("16 calls already wait in this session");
+  std::string now = jobs::now_rfc3339();
+  if (!request.answers.empty()) {
+    if (auto st = requests_.answer(request.answers, exec_id, key_id, now); !st) return std::unexpected(st.error());
+    for (const auto& id : request.answers)
+      notes_.push_back({{"event", "data_request_answer"}, {"request_id", id}, {"answer", "call"},
+                        {"by_call", exec_id}, {"key_id", key_id}, {"at", now}});
+  }
   auto e = std::make_shared<Exec>();
   e->id = exec_id;
   e->session_id = row_.id;
   e->kind = request.kind;
   e->code = request.code;
   e->timeout_ms = request.timeout_ms;
+  e->answers = request.answers;
   e->seq = next_seq_++;
-  e->created_at = jobs::now_rfc3339();
+  e->created_at = now;
   e->output = std::make_shared<LogBuffer>(output_cap_);
   queue_.push_back(e);
   execs_.push_back(e);
   last_active_ = Clock::now();
   wake_.notify_all();
-  return exec_view(*e, false);
+  return exec_view(*e, false, &requests_);
+}
+
+Result<json> LiveSession::refuse_request(const std::string& request_id, const std::string& reason,
+                                         const std::string& key_id) {
+  std::lock_guard lock(mu_);
+  std::string now = jobs::now_rfc3339();
+  if (auto st = requests_.refuse(request_id, reason, key_id, now); !st) return std::unexpected(st.error());
+  notes_.push_back({{"event", "data_request_answer"}, {"request_id", request_id}, {"answer", "refused"},
+                    {"reason", reason}, {"key_id", key_id}, {"at", now}});
+  last_active_ = Clock::now();
+  return requests_.request_json(request_id);
+}
+
+json LiveSession::data_requests_json() const {
+  std::lock_guard lock(mu_);
+  return requests_.to_json();
 }
 
 std::shared_ptr<Exec> LiveSession::exec(const std::string& id) const {
@@ -267,14 +315,14 @@ std::shared_ptr<Exec> LiveSession::exec(const std::string& id) const {
 std::optional<json> LiveSession::exec_json(const std::string& id) const {
   std::lock_guard lock(mu_);
   for (const auto& e : execs_)
-    if (e->id == id) return exec_view(*e, true);
+    if (e->id == id) return exec_view(*e, true, &requests_);
   return std::nullopt;
 }
 
 std::vector<json> LiveSession::exec_jsons() const {
   std::lock_guard lock(mu_);
   std::vector<json> out;
-  for (const auto& e : execs_) out.push_back(exec_view(*e, false));
+  for (const auto& e : execs_) out.push_back(exec_view(*e, false, &requests_));
   return out;
 }
 
@@ -416,7 +464,7 @@ json LiveSession::view() const {
   auto now = Clock::now();
   auto left = [&](Clock::duration d) { return std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(d).count()); };
   json calls = json::array();
-  for (const auto& e : execs_) calls.push_back(exec_view(*e, false));
+  for (const auto& e : execs_) calls.push_back(exec_view(*e, false, &requests_));
   std::string state = state_;
   if (state == "ready" && (running_ || !queue_.empty())) state = "busy";
   json v = {{"id", row_.id},
@@ -428,6 +476,7 @@ json LiveSession::view() const {
             {"max_lifetime_s", request_.max_lifetime_s},
             {"calls", calls},
             {"events", notes_},
+            {"data_requests", requests_.to_json()},
             {"request", session_request_json(request_)}};
   if (!start_.empty()) {
     v["start"] = start_;  // preloaded: forked from the preloaded interpreter (docs/sessions.md)

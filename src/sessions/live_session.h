@@ -22,6 +22,7 @@
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "sessions/session.h"
+#include "sessions/session_data_requests.h"
 #include "service/api_error.h"
 #include "service/log_buffer.h"
 #include "sessions/session_request.h"
@@ -39,12 +40,17 @@ struct Exec {
   std::string created_at, started_at, finished_at;
   std::shared_ptr<LogBuffer> output;
   jobs::CallResult result;  // when finished
+  std::vector<std::string> answers;  // the data requests this call answers
+  CallRequests asked;                // when finished: the data requests it sent
+  nlohmann::json asked_json;         // ... as the store keeps them (answers as of the call's end)
 };
 
 // The bytes an ended call holds in memory (its output buffer and result).
 uint64_t held_bytes(const Exec& e);
 // The JSON of an exec: with the full result when `with_result` and finished.
-nlohmann::json exec_view(const Exec& e, bool with_result);
+// `requests` (the session's, for the answers of the call's data requests as
+// of now) may be null: the answers as of the call's end are shown then.
+nlohmann::json exec_view(const Exec& e, bool with_result, const SessionDataRequests* requests = nullptr);
 // What the store keeps of an ended call (outputs capped, figures counted).
 nlohmann::json stored_call(const Exec& e);
 
@@ -72,7 +78,7 @@ class LiveSession {
   // `output_cap`: the live output kept per call for its stream; `kept_bytes`:
   // the ended calls' outputs and results kept in memory together.
   LiveSession(store::SessionRow row, SessionRequest request, jobs::Session::Options options, uint64_t output_cap,
-              uint64_t kept_bytes, Hooks hooks);
+              uint64_t kept_bytes, Hooks hooks, SessionRequestLimits request_limits = {});
   ~LiveSession();  // joins the thread (close() first)
 
   // Starts the thread; `opened` is called once, from it, when the sandbox is
@@ -82,8 +88,17 @@ class LiveSession {
   const store::SessionRow& row() const { return row_; }
   const SessionRequest& request() const { return request_; }
 
-  // Queues a call; its view. Fails when the session is closing or 16 calls wait.
-  Result<nlohmann::json> submit(const ExecRequest& request, const std::string& exec_id);
+  // Queues a call; its view. Fails when the session is closing or 16 calls
+  // wait (kInternal), or when an id in request.answers is unknown (kNotFound)
+  // or not open (kRefused); those it names are answered by this call.
+  Result<nlohmann::json> submit(const ExecRequest& request, const std::string& exec_id,
+                                const std::string& key_id = "");
+  // Refuses data request `request_id` with `reason`; the request's JSON.
+  // kNotFound: no such request; kRefused: answered or refused already.
+  Result<nlohmann::json> refuse_request(const std::string& request_id, const std::string& reason,
+                                        const std::string& key_id);
+  // Every data request of the session with its answer ({"limits", "requests"}).
+  nlohmann::json data_requests_json() const;
   // Calls waiting, running, and the latest ended ones (older ones are in the
   // store). An Exec changes under the session's lock: read it through
   // exec_json()/exec_jsons(); only its id and output buffer may be used
@@ -160,6 +175,7 @@ class LiveSession {
   std::vector<nlohmann::json> notes_;
   std::map<std::string, uint64_t> uploaded_;                  // path -> size, for the input policy
   std::map<std::string, std::optional<uint64_t>> reserved_;  // path -> size before the upload in flight
+  SessionDataRequests requests_;
   std::thread thread_;
 };
 

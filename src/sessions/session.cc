@@ -53,7 +53,9 @@ bool preload_session(const ImageSource& image, const JobPolicy& policy, const sa
 }
 
 // The kernel's statuses for an answer; anything else is the sandbox misbehaving.
-bool known_answer_status(const std::string& s) { return s == "ok" || s == "error" || s == "interrupted"; }
+bool known_answer_status(const std::string& s) {
+  return s == "ok" || s == "error" || s == "interrupted" || s == "input_requested";
+}
 
 }  // namespace
 
@@ -283,6 +285,8 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
   OutputCollector out(kCallOutputCap), err(kCallOutputCap);
   AnswerAssembler assembler(caps_);
   uint64_t dropped = 0;
+  std::vector<RawDataRequest> requests;
+  uint64_t over_lines = 0, over_bytes = 0;
   bool started = false, killing = false;
   std::optional<CallResult> answer;
   std::optional<std::string> kernel_exit;
@@ -308,6 +312,22 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
         return false;
       case KernelEvent::Kind::kPart:
         if (ours(e)) assembler.part(e);
+        return false;
+      case KernelEvent::Kind::kRequest:
+        if (!ours(e)) return false;
+        // The host's own limits, whatever the kernel kept: a line over the
+        // size is only measured, lines past the count only counted.
+        if (requests.size() < request.request_count) {
+          RawDataRequest kept = e.request;
+          if (kept.line && kept.line->size() > request.request_bytes) {
+            kept.bytes = std::max<uint64_t>(kept.bytes, kept.line->size());
+            kept.line.reset();
+          }
+          requests.push_back(std::move(kept));
+        } else {
+          ++over_lines;
+          over_bytes += e.request.bytes;
+        }
         return false;
       case KernelEvent::Kind::kAnswer:
         if (!ours(e)) return false;  // another call's, or forged: never ends this one
@@ -338,10 +358,20 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
                          {"html", caps_.html_bytes},
                          {"error", caps_.error_bytes},
                          {"figures", caps_.figures_bytes}};
-  std::string line =
-      nlohmann::json{{"id", tag}, {"nonce", nonce}, {"kind", request.kind}, {"code", request.code}, {"caps", caps}}
-          .dump(
-                         -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+  nlohmann::json answers = nlohmann::json::object();
+  for (const auto& a : request.answers) {
+    nlohmann::json one = {{"state", a.state}};
+    if (!a.reason.empty()) one["reason"] = a.reason;
+    answers[a.request_id] = std::move(one);
+  }
+  std::string line = nlohmann::json{{"id", tag},
+                                    {"nonce", nonce},
+                                    {"kind", request.kind},
+                                    {"code", request.code},
+                                    {"caps", caps},
+                                    {"requests", {{"count", request.request_count}, {"bytes", request.request_bytes}}},
+                                    {"answers", answers}}
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                      "\n";
   Result<Wait> waited = Wait::kSandboxDied;
   running_ = true;
@@ -383,6 +413,8 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
     r.status = known_answer_status(a.status) ? a.status : "error";
     if (!known_answer_status(a.status)) r.error = "the kernel answered with an unknown status";
     if (timed_out && r.status == "interrupted") r.status = "timed_out";
+    over_lines += a.requests_over_lines;
+    over_bytes += a.requests_over_bytes;
   } else if (kernel_exit) {
     bool by_restart = restart_requested_.exchange(false);
     if (restarted_at_timeout) {
@@ -404,6 +436,9 @@ Result<CallResult> Session::exec(const std::string& id, const CallRequest& reque
     r.error = "the call did not stop at its timeout, and the kernel did not end after a restart";
   }
   r.dropped_lines = dropped;
+  r.data_requests = std::move(requests);
+  r.requests_over_lines = over_lines;
+  r.requests_over_bytes = over_bytes;
   r.stdout_text = out.take();
   r.stderr_text = err.take();
   r.ms = static_cast<double>(now_ms() - started_ms);

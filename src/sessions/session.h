@@ -15,6 +15,10 @@
 //
 // Call statuses:
 //   ok           the call ran to its end (shell: exit status 0)
+//   input_requested  Python: airlock_request.ask()/stop() ended it; the
+//                kernel's state remains. The service (live_session.cc) also
+//                gives this status to an ok/error call that sent a data
+//                request it accepted, and takes it away when it accepted none.
 //   error        Python raised (traceback in error); shell: non-zero exit status
 //   interrupted  interrupt() stopped it (KeyboardInterrupt; shell: SIGINT, then
 //                SIGKILL to its process group); the kernel and its state remain
@@ -51,10 +55,20 @@
 
 namespace airlock::jobs {
 
+// What the code of a call may learn of the session's earlier data requests
+// (airlock_request.answer): state "open", "answered" or "refused".
+struct KnownAnswer {
+  std::string request_id, state, reason;
+};
+
 struct CallRequest {
   std::string kind = "python";  // "python" or "shell"
   std::string code;
   int timeout_ms = 60000;
+  // Data requests: the lines the host takes from this call (the first
+  // request_count, each of at most request_bytes; 0: none) and the answers so far.
+  size_t request_count = 0, request_bytes = 0;
+  std::vector<KnownAnswer> answers;
 };
 
 // Live output of a running call, in order, as the code writes it. Called on

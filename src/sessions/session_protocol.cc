@@ -13,6 +13,11 @@ std::string str_field(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+uint64_t count_field(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
 CallResult answer_fields(const nlohmann::json& j) {
   CallResult r;
   r.id = str_field(j, "id");
@@ -25,6 +30,10 @@ CallResult answer_fields(const nlohmann::json& j) {
     for (const auto& f : *it)
       if (f.is_string()) r.figures_png_base64.push_back(f.get<std::string>());
   if (auto it = j.find("ms"); it != j.end() && it->is_number()) r.ms = it->get<double>();
+  if (auto it = j.find("requests_over"); it != j.end() && it->is_object()) {
+    r.requests_over_lines = count_field(*it, "lines");
+    r.requests_over_bytes = count_field(*it, "bytes");
+  }
   if (auto it = j.find("exit_code"); it != j.end() && it->is_number_integer()) {
     auto code = it->get<int64_t>();
     r.exit_code = code >= 0 && code <= 255 ? static_cast<int>(code) : 255;
@@ -54,6 +63,10 @@ Result<KernelEvent> parse_kernel_event(std::string_view text) {
     e.field = str_field(j, "field");
     e.text = str_field(j, "text");
     if (auto it = j.find("index"); it != j.end() && it->is_number_integer()) e.index = it->get<int64_t>();
+  } else if (kind == "request") {
+    e.kind = KernelEvent::Kind::kRequest;
+    if (auto it = j.find("line"); it != j.end() && it->is_string()) e.request.line = it->get<std::string>();
+    e.request.bytes = count_field(j, "bytes");
   } else if (kind == "answer") {
     e.kind = KernelEvent::Kind::kAnswer;
     e.answer = answer_fields(j);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,14 @@ struct Truncated {
   bool value = false, html = false, error = false, figures = false;
 };
 
+// One line the call sent through AIRLOCK_REQUEST_FD, as the kernel passed it
+// on: its text (none when it had more bytes than the call's limit; then only
+// its size is known) for the host to validate (src/requests).
+struct RawDataRequest {
+  std::optional<std::string> line;
+  uint64_t bytes = 0;
+};
+
 struct CallResult {
   std::string id;      // the id the caller gave
   std::string status;  // see Session::exec
@@ -49,13 +58,16 @@ struct CallResult {
   CallUsage usage;
   Truncated truncated;         // what the caps cut (see CallCaps)
   uint64_t dropped_lines = 0;  // protocol lines refused during the call: another tag, or over kMaxKernelLine
+  // Data requests: the first lines up to the call's limit, then only counted.
+  std::vector<RawDataRequest> data_requests;
+  uint64_t requests_over_lines = 0, requests_over_bytes = 0;
 };
 
 struct KernelEvent {
   // kPart: a piece of the coming answer's field (value, html, error) or of
   // figure `index`. kDropped: a line the host refused (too long), from the
   // stream itself, never from a line's content.
-  enum class Kind { kReady, kStarted, kOutput, kPart, kAnswer, kKernelExited, kDropped, kOther };
+  enum class Kind { kReady, kStarted, kOutput, kPart, kRequest, kAnswer, kKernelExited, kDropped, kOther };
   Kind kind = Kind::kOther;
   std::string id;          // the call it belongs to ("" for none)
   std::string tag;         // the call's nonce (kernel lines) or the keeper's secret (kernel_exited)
@@ -63,6 +75,7 @@ struct KernelEvent {
   std::string text;        // kOutput, kPart: the text; kKernelExited: the keeper's reason
   std::string field;       // kPart: "value", "html", "error" or "figure"
   int64_t index = 0;       // kPart of a figure: its number in the call, from 0
+  RawDataRequest request;  // kRequest: a data request line the call sent
   CallResult answer;       // kAnswer (without output: that came as kOutput)
   std::vector<std::string> truncated;  // kAnswer: the fields the kernel says it cut
 };

@@ -1,5 +1,6 @@
 #include "sessions/session_request.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace airlock::service {
@@ -74,7 +75,7 @@ json session_request_json(const SessionRequest& r) {
 
 Result<ExecRequest> parse_exec_request(const json& body, uint64_t default_timeout_ms, uint64_t max_timeout_ms) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known_fields(body, "", {"code", "kind", "timeout_s", "wait_s"}); !st) return std::unexpected(st.error());
+  if (auto st = only_known_fields(body, "", {"code", "kind", "timeout_s", "wait_s", "answers"}); !st) return std::unexpected(st.error());
   ExecRequest r;
   r.timeout_ms = default_timeout_ms;
   if (!body.contains("code") || !body["code"].is_string()) return bad_field("code", "must be a string");
@@ -93,6 +94,20 @@ Result<ExecRequest> parse_exec_request(const json& body, uint64_t default_timeou
     if (ms > static_cast<double>(max_timeout_ms))
       return bad_field("timeout_s", "exceeds the tenant's limit of " + std::to_string(max_timeout_ms / 1000));
     r.timeout_ms = static_cast<uint64_t>(std::llround(std::max(ms, 1.0)));
+  }
+  if (body.contains("answers")) {
+    const json& a = body["answers"];
+    if (!a.is_array() || a.size() > 32) return bad_field("answers", "must be a list of at most 32 request ids");
+    for (const auto& id : a) {
+      bool ok = id.is_string() && id.get_ref<const std::string&>().size() >= 2 &&
+                id.get_ref<const std::string&>().size() <= 12 && id.get_ref<const std::string&>()[0] == 'r' &&
+                id.get_ref<const std::string&>().find_first_not_of("0123456789", 1) == std::string::npos;
+      if (!ok) return bad_field("answers", "each must be a data request id such as \"r1\"");
+      std::string s = id.get<std::string>();
+      if (std::find(r.answers.begin(), r.answers.end(), s) != r.answers.end())
+        return bad_field("answers", s + " is named twice");
+      r.answers.push_back(std::move(s));
+    }
   }
   if (body.contains("wait_s")) {
     auto v = whole_seconds(body["wait_s"], "wait_s", 0, kMaxWaitSeconds);

@@ -40,6 +40,9 @@ struct ExecRequest {
   std::string code;
   uint64_t timeout_ms = 0;  // the session's policy.timeout_ms unless given
   int wait_s = 0;           // answer when the call ends, or after this many seconds
+  // Data requests of the session this call answers (ids "r1", ...; the
+  // client uploaded what they asked for first). Distinct, at most 32.
+  std::vector<std::string> answers;
 };
 
 Result<ExecRequest> parse_exec_request(const nlohmann::json& body, uint64_t default_timeout_ms,

@@ -20,6 +20,12 @@ namespace {
 
 using json = nlohmann::json;
 
+// The job limits, for each call (a tenant cannot raise them), and the session's own.
+SessionRequestLimits request_limits(const ServiceConfig&) {
+  SessionRequestLimits limits;
+  return limits;
+}
+
 SessionCaps session_caps(const ServiceConfig& c) {
   SessionCaps s;
   s.default_idle_timeout_s = c.session_idle_timeout_s;
@@ -243,7 +249,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
     hooks.closed = [this](LiveSession& s) { session_closed(s); };
     hooks.open = [this](const jobs::Session::Options& o) { return open_engine(o); };
     auto s = std::make_shared<LiveSession>(row, *request, std::move(options), config_.log_buffer_bytes,
-                                           config_.session_kept_calls_bytes, hooks);
+                                           config_.session_kept_calls_bytes, hooks, request_limits(config_));
     *live = s;
     sessions_[row.id] = s;
     // The callback runs on the session's own thread: it must not own the
@@ -314,8 +320,13 @@ ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, c
   auto caps = jobs_.caps_for(c.tenant);
   auto request = parse_exec_request(body, (*s)->request().policy.timeout_ms, caps.max_timeout_ms);
   if (!request) return api_error(400, "bad_request", request.error().message());
-  auto view = (*s)->submit(*request, "x" + jobs::new_job_id());
+  auto view = (*s)->submit(*request, "x" + jobs::new_job_id(), c.key.id);
   if (!view && !(*s)->close_reason().empty()) return api_error(409, "session_closed", view.error().message());
+  if (!view && view.error().kind == ErrorKind::kNotFound)
+    return api_error(409, "data_request_unknown", view.error().message());
+  if (!view && view.error().kind == ErrorKind::kRefused)
+    return api_error(409, "data_request_not_open", view.error().message());
+  if (!view && view.error().kind == ErrorKind::kInvalid) return api_error(400, "bad_request", view.error().message());
   if (!view) return api_error(409, "busy", view.error().message());
   if (wait_s) *wait_s = request->wait_s;
   return *view;
@@ -329,19 +340,35 @@ ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, con
   if (!stored) return internal(stored.error().message());
   if (!*stored || (*stored)->session_id != id) return not_found("call " + exec_id);
   json call = parse_json_or_discarded((*stored)->call_json, kMaxStoredJsonDepth);
-  // The session has closed: what the store keeps (outputs capped, figures by hash).
-  return json{{"id", exec_id}, {"session_id", id}, {"state", "finished"}, {"status", call["status"]},
-              {"stored", true}, {"result", call}};
+  // What the store keeps (outputs capped, figures by hash), the data
+  // requests with their answers as of now.
+  json view = {{"id", exec_id}, {"session_id", id}, {"state", "finished"}, {"status", call["status"]},
+               {"stored", true}};
+  if (call.is_object() && call.contains("data_requests")) {
+    auto live = find(c, id);
+    std::optional<store::SessionRow> row;
+    if (!live)
+      if (auto r = store_.session(c.tenant.id, id); r && *r) row = std::move(**r);
+    join_answers(call["data_requests"], request_answers(live, row ? &*row : nullptr));
+    view["data_requests"] = call["data_requests"];
+    view["data_requests_refused"] = call.value("data_requests_refused", json::array());
+  }
+  view["result"] = call;
+  return view;
 }
 
 ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
   if (auto no = c.lacks({"read", "run"})) return std::unexpected(*no);
   auto live = find(c, id);
+  std::optional<store::SessionRow> closed;
   if (!live) {
     auto row = store_.session(c.tenant.id, id);
     if (!row) return internal(row.error().message());
     if (!*row) return not_found("session " + id);
+    closed = std::move(*row);
   }
+  json answers;  // read once, when a call has data requests
+  bool answers_read = false;
   // The ended calls as stored, then those only in memory (waiting, running, just ended).
   json out = json::array();
   std::set<std::string> listed;
@@ -349,8 +376,17 @@ ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
   if (!calls) return internal(calls.error().message());
   for (const auto& call : *calls) {
     json j = parse_json_or_discarded(call.call_json, kMaxStoredJsonDepth);
-    out.push_back({{"id", call.id}, {"session_id", id}, {"state", "finished"}, {"status", j["status"]},
-                   {"kind", j["kind"]}, {"created_at", j["created_at"]}, {"finished_at", j["finished_at"]}});
+    json entry = {{"id", call.id}, {"session_id", id}, {"state", "finished"}, {"status", j["status"]},
+                  {"kind", j["kind"]}, {"created_at", j["created_at"]}, {"finished_at", j["finished_at"]}};
+    if (j.is_object() && j.contains("data_requests")) {
+      if (!answers_read) answers = request_answers(live, closed ? &*closed : nullptr);
+      answers_read = true;
+      join_answers(j["data_requests"], answers);
+      entry["data_requests"] = j["data_requests"];
+      entry["data_requests_refused"] = j.value("data_requests_refused", json::array());
+    }
+    if (j.is_object() && j.contains("answers")) entry["answers"] = j["answers"];
+    out.push_back(std::move(entry));
     listed.insert(call.id);
   }
   if (live)
@@ -397,6 +433,33 @@ void SessionService::when_exec_done(const Caller& c, const std::string& id, cons
   wake_.notify_all();
 }
 
+ApiResult<json> SessionService::refuse_request(const Caller& c, const std::string& id, const std::string& request_id,
+                                               const json& body) {
+  auto s = open_session(c, id, Access::kChange);
+  if (!s) return std::unexpected(s.error());
+  if (!body.is_object() || !body.contains("reason") || !body["reason"].is_string())
+    return api_error(400, "bad_request", "reason: must be a string");
+  if (auto st = only_known_fields(body, "", {"reason"}); !st) return api_error(400, "bad_request", st.error().message());
+  const std::string& reason = body["reason"].get_ref<const std::string&>();
+  if (reason.empty() || reason.size() > 1000 || !json::accept(json(reason).dump()))
+    return api_error(400, "bad_request", "reason: 1-1000 bytes");
+  auto refused = (*s)->refuse_request(request_id, reason, c.key.id);
+  if (!refused && refused.error().kind == ErrorKind::kNotFound) return not_found("data request " + request_id);
+  if (!refused) return api_error(409, "data_request_not_open", refused.error().message());
+  return *refused;
+}
+
+json SessionService::request_answers(const std::shared_ptr<LiveSession>& live, const store::SessionRow* row) {
+  if (live) return live->data_requests_json()["requests"];
+  if (!row) return json::array();
+  auto rec = store_.record(row->tenant_id, row->id);
+  if (!rec || !*rec) return json::array();
+  json record = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
+  if (!record.is_object() || !record.contains("data_requests") || !record["data_requests"].is_object())
+    return json::array();
+  return record["data_requests"].value("requests", json::array());
+}
+
 ApiResult<json> SessionService::interrupt(const Caller& c, const std::string& id) {
   auto s = open_session(c, id, Access::kChange);
   if (!s) return std::unexpected(s.error());
@@ -427,7 +490,12 @@ json SessionService::record_of(LiveSession& s) {
   auto stored = store_.session_calls(s.row().id);
   if (stored)
     for (const auto& c : *stored) calls.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
+  // Each call's data requests with their answers at the close.
+  json requests = s.data_requests_json();
+  for (auto& call : calls)
+    if (call.is_object() && call.contains("data_requests")) join_answers(call["data_requests"], requests["requests"]);
   json record = session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
+  record["data_requests"] = std::move(requests);
   if (!s.start().empty()) record["start"] = s.start();  // "preloaded" or "cold"; none: it never opened
   return record;
 }

@@ -70,6 +70,11 @@ class SessionService {
   // Calls `done` once the call has ended or `timeout_s` passed.
   void when_exec_done(const Caller& c, const std::string& id, const std::string& exec_id, int timeout_s,
                       std::function<void()> done);
+  // Refuses one of the session's data requests: {"reason"} (1-1000 bytes).
+  // 404 for another tenant's session or an unknown request; 409 if it was
+  // answered or refused already, or the session is closed.
+  ApiResult<nlohmann::json> refuse_request(const Caller& c, const std::string& id, const std::string& request_id,
+                                           const nlohmann::json& body);
   ApiResult<nlohmann::json> interrupt(const Caller& c, const std::string& id);
   ApiResult<nlohmann::json> restart(const Caller& c, const std::string& id);
 
@@ -103,6 +108,9 @@ class SessionService {
   void session_closed(LiveSession& s);
   nlohmann::json record_of(LiveSession& s);
   ApiResult<nlohmann::json> closed_view(const store::SessionRow& row);
+  // The session's data requests with their answers: the live session's, or
+  // those its record keeps once it closed (an array; empty when none).
+  nlohmann::json request_answers(const std::shared_ptr<LiveSession>& live, const store::SessionRow* row);
   void housekeeping_loop();
 
   ServiceConfig config_;

@@ -9,14 +9,22 @@ import subprocess
 import sys
 import time
 
-SOURCES = os.path.join(os.environ.get("AIRLOCK_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
-                       "src", "sessions")
+ROOT = os.environ.get("AIRLOCK_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+SOURCES = os.path.join(ROOT, "src", "sessions")
 MARK = b"\x1eairlock-kernel "
 
 
 def source(name):
     with open(os.path.join(SOURCES, name)) as f:
         return f.read()
+
+
+def kernel_source():
+    """kernel.py as the host sends it (session_python.cc.in): the data request
+    helper's source first, as a string the kernel loads into sys.modules."""
+    with open(os.path.join(ROOT, "src", "requests", "airlock_request.py")) as f:
+        helper = f.read()
+    return "_AIRLOCK_REQUEST_PY = " + json.dumps(helper) + "\n" + source("kernel.py")
 
 
 def _children_of(pid):
@@ -38,7 +46,7 @@ def _children_of(pid):
 class Keeper:
     def __init__(self, workdir, fork=False, preamble="", secret="0123456789abcdef" * 2):
         self.secret = secret
-        argv = [sys.executable, "-c", preamble + source("keeper.py"), source("kernel.py")]
+        argv = [sys.executable, "-c", preamble + source("keeper.py"), kernel_source()]
         if fork:
             argv.append("fork")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -95,15 +103,17 @@ class Keeper:
             if event.get("event") == kind:
                 return event
 
-    def call(self, code, kind="python", timeout=30):
-        """One call: its answer with the parts folded in, and its output."""
+    def call(self, code, kind="python", timeout=30, requests=None, answers=None):
+        """One call: its answer with the parts folded in, its output, and the
+        data request lines it sent ("requests": [{"line", "bytes"}])."""
         self._calls += 1
         cid, nonce = "call-%d" % self._calls, "nonce%d" % self._calls
         caps = {"value": 1 << 20, "html": 1 << 20, "error": 1 << 20, "figures": 8 << 20}
-        request = {"id": cid, "nonce": nonce, "kind": kind, "code": code, "caps": caps}
+        request = {"id": cid, "nonce": nonce, "kind": kind, "code": code, "caps": caps,
+                   "requests": requests or {"count": 4, "bytes": 4096}, "answers": answers or {}}
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
-        parts, output = {}, []
+        parts, output, asked = {}, [], []
         while True:
             event = self.next_event(timeout)
             if event.get("event") == "kernel_exited":
@@ -115,7 +125,10 @@ class Keeper:
                 parts[event["field"]] = parts.get(event["field"], "") + event["text"]
             elif event["event"] == "output" and event["stream"] == "stdout":
                 output.append(event["text"])
+            elif event["event"] == "request":
+                asked.append({"line": event.get("line"), "bytes": event.get("bytes")})
             elif event["event"] == "answer":
                 event.update(parts)
                 event["stdout"] = "".join(output)
+                event["requests"] = asked
                 return event

@@ -124,6 +124,16 @@ json call_requests(const json& view) {
   return entries(list);
 }
 
+size_t call_requests_refused(const json& view) {
+  for (const json* holder : {&view, view.is_object() && view.contains("result") ? &view["result"]
+                                                                                 : nullptr}) {
+    if (holder == nullptr || !holder->is_object()) continue;
+    auto it = holder->find("data_requests_refused");
+    if (it != holder->end() && it->is_array()) return it->size();
+  }
+  return 0;
+}
+
 std::string data_request_text(const RequestSource& source, const json& requests, size_t refused) {
   bool job = source.kind == "job";
   std::string who = job ? "job " + source.job_id

@@ -30,6 +30,8 @@ size_t job_requests_refused(const nlohmann::json& view);
 // The requests of a session call's view: view.data_requests or
 // view.result.data_requests.
 nlohmann::json call_requests(const nlohmann::json& view);
+// How many a call sent that the service refused (view.data_requests_refused).
+size_t call_requests_refused(const nlohmann::json& view);
 
 // Whom the text names and how an answer is given.
 struct RequestSource {

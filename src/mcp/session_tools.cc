@@ -78,7 +78,7 @@ ToolResult call_result(const json& view) {
                        text_block(data_request_text({.kind = "session",
                                                      .session_id = str(view, "session_id"),
                                                      .call_id = str(view, "id")},
-                                                    requests, 0)));
+                                                    requests, call_requests_refused(view))));
     out.is_error = false;
   }
   return out;

@@ -138,6 +138,9 @@ def _requests(call):
 
 def _record_requests(record):
     """The session record's requests: at its top, or in each call."""
-    if isinstance(record.get("data_requests"), list):
-        return record["data_requests"]
+    d = record.get("data_requests")
+    if isinstance(d, dict) and isinstance(d.get("requests"), list):
+        return d["requests"]
+    if isinstance(d, list):
+        return d
     return [r for c in record.get("calls") or record.get("execs") or [] for r in c.get("data_requests") or []]

@@ -165,6 +165,12 @@ TEST(McpDataRequests, ASessionCallThatAskedIsNotAnError) {
   EXPECT_NE(first.find("run_in_session again with answers [\"r2\"]"), std::string::npos);
   EXPECT_NE(first.find("refuse_data_request with session_id \"s9\""), std::string::npos);
   EXPECT_NE(all_text(r).find("looking"), std::string::npos);
+  EXPECT_EQ(first.find("further request"), std::string::npos);
+  json over = view;
+  over["data_requests_refused"] = json::array({{{"reason", "over 4 requests"}, {"bytes", 30}}});
+  EXPECT_NE(call_result(over).content[0]["text"].get<std::string>().find(
+                "1 further request(s) were over the service's limits"),
+            std::string::npos);
   // At the top of the view works as well; an error call stays an error.
   json top = view;
   top["data_requests"] = top["result"]["data_requests"];

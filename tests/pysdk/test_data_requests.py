@@ -3,7 +3,7 @@ job that asks for a third CSV, the application answering with a follow-up
 that succeeds, a refusal; the same in a session."""
 import pytest
 
-from airlock_serve import Client, Conflict, DataRequest, NotFound
+from airlock_serve import Client, Conflict, DataRequest, DataRequestNotOpen, DataRequestUnknown, NotFound
 
 # Sums the amounts of three regional exports; the third is not among the
 # inputs of the first run, so the code asks the application for it.
@@ -100,6 +100,13 @@ def test_a_session_call_asks_answered_and_refused(client):
         # The session stays, its kernel's state too.
         assert s.run("kept + 1").value == "42"
 
+        # An answer naming a request the session does not have is refused before the call runs.
+        with pytest.raises(DataRequestUnknown):
+            s.run("kept = 0", answers=["r7"])
+        assert s.run("kept").value == "41"
+        with pytest.raises(NotFound):
+            s.refuse("r7", "no such request")
+
         s.write_file("west.csv", "region,amount\nwest,5\n")
         answered = s.run(ASKING_CALL, answers=["r1"])
         assert answered.ok, answered.traceback
@@ -111,10 +118,12 @@ def test_a_session_call_asks_answered_and_refused(client):
         assert again.status == "input_requested"
         assert [r.id for r in again.data_requests] == ["r2"]
         s.refuse("r2", "no cost data for this analysis")
-        with pytest.raises(Conflict):
+        with pytest.raises(DataRequestNotOpen):
             s.refuse("r2", "twice")
-        with pytest.raises(Conflict):
+        with pytest.raises(DataRequestNotOpen):
             s.refuse("r1", "already answered")
+        with pytest.raises(DataRequestNotOpen):
+            s.run("1", answers=["r2"])
         learned = s.run("import airlock_request\nairlock_request.answer('r2')")
         assert learned.ok, learned.traceback
         assert "refused" in learned.value and "no cost data for this analysis" in learned.value

@@ -6,7 +6,10 @@ import { after, before, test } from "node:test";
 
 import { sdkPath, startServe } from "./support/serve.mjs";
 
-const { AirlockClient, ConflictError, NotFoundError, answersFor, jobDataRequests, recordText } = await import(sdkPath);
+const {
+  AirlockClient, ConflictError, DataRequestNotOpenError, DataRequestUnknownError, NotFoundError, answersFor, jobDataRequests,
+  recordText,
+} = await import(sdkPath);
 
 let serve, client, other;
 before(async () => {
@@ -96,6 +99,9 @@ test("a session call asks; answered by a file and a call with answers, then anot
                      [["r1", "west_sales", "the west export is needed", "open"]]);
     assert.equal((await session.run("kept + 1")).value, "42", "the kernel's state stays");
 
+    await assert.rejects(session.run("kept = 0", { answers: ["r7"] }), DataRequestUnknownError);
+    assert.equal((await session.run("kept")).value, "41", "a refused answer ran nothing");
+    await assert.rejects(session.refuse("r7", "no such request"), NotFoundError);
     await session.writeFile("west.csv", "region,amount\nwest,5\n");
     const answered = await session.run(code, { answers: ["r1"] });
     assert.equal(answered.status, "ok", answered.traceback);
@@ -104,8 +110,9 @@ test("a session call asks; answered by a file and a call with answers, then anot
     const again = await session.run("import airlock_request\nairlock_request.ask('costs', 'costs are not in the workspace')");
     assert.deepEqual(again.dataRequests.map((r) => r.id), ["r2"]);
     await session.refuse("r2", "no cost data for this analysis");
-    await assert.rejects(session.refuse("r2", "twice"), ConflictError);
-    await assert.rejects(session.refuse("r1", "already answered"), ConflictError);
+    await assert.rejects(session.refuse("r2", "twice"), DataRequestNotOpenError);
+    await assert.rejects(session.refuse("r1", "already answered"), DataRequestNotOpenError);
+    await assert.rejects(session.run("1", { answers: ["r2"] }), DataRequestNotOpenError);
     await assert.rejects(other.refuseSessionDataRequest(session.id, "r2", "not yours"), NotFoundError);
     const learned = await session.run("import airlock_request\nairlock_request.answer('r2')");
     assert.equal(learned.status, "ok", learned.traceback);

@@ -62,6 +62,10 @@ export class SessionStartingError extends ConflictError { override name = "Sessi
 export class SessionClosedError extends ConflictError { override name = "SessionClosedError"; }
 export class NotAFileError extends ConflictError { override name = "NotAFileError"; }
 export class NotADirectoryError extends ConflictError { override name = "NotADirectoryError"; }
+/** 409 data_request_not_open: the data request was answered or refused already. */
+export class DataRequestNotOpenError extends ConflictError { override name = "DataRequestNotOpenError"; }
+/** 409 data_request_unknown: a call's answers name a request the session does not have. */
+export class DataRequestUnknownError extends ConflictError { override name = "DataRequestUnknownError"; }
 export class TooLargeError extends PayloadTooLargeError { override name = "TooLargeError"; }
 export class BodyTooLargeError extends PayloadTooLargeError { override name = "BodyTooLargeError"; }
 export class StorageQuotaError extends PayloadTooLargeError { override name = "StorageQuotaError"; }
@@ -106,6 +110,8 @@ export const ERROR_CLASSES: Readonly<Record<string, ApiErrorClass>> = {
   "409 session_closed": SessionClosedError,
   "409 not_a_file": NotAFileError,
   "409 not_a_directory": NotADirectoryError,
+  "409 data_request_not_open": DataRequestNotOpenError,
+  "409 data_request_unknown": DataRequestUnknownError,
   "413 too_large": TooLargeError,
   "413 body_too_large": BodyTooLargeError,
   "413 storage_quota": StorageQuotaError,

@@ -100,6 +100,14 @@ class NotADirectory(Conflict):
     """A part of the path is not a directory."""
 
 
+class DataRequestNotOpen(Conflict):
+    """The data request was answered or refused already."""
+
+
+class DataRequestUnknown(Conflict):
+    """A call's answers name a request the session does not have."""
+
+
 # 413, 422, 431
 class TooLarge(ApiError):
     """Over a size limit of the policy, or the workspace is full."""
@@ -199,6 +207,8 @@ ERRORS = {
     "starting": Starting,
     "not_a_file": NotAFile,
     "not_a_directory": NotADirectory,
+    "data_request_not_open": DataRequestNotOpen,
+    "data_request_unknown": DataRequestUnknown,
     "too_large": TooLarge,
     "body_too_large": BodyTooLarge,
     "storage_quota": StorageQuota,

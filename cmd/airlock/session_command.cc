@@ -52,6 +52,7 @@ const char* const kSessionUsage =
     "\n"
     "Exit status: 0 done; 1 the Python call raised (shell: the command's own exit status);\n"
     "124 the call timed out; 130 interrupted (or left running with a second Ctrl-C);\n"
+    "3 the call asked the application for data (each request is printed: id, name, why);\n"
     "2 the request failed (no key, service unreachable, HTTP error such as 401, 404, 409 for a\n"
     "closed session, 429) or the call ended otherwise (its status is printed); 125 bad arguments.\n";
 

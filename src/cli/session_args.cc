@@ -204,6 +204,7 @@ int exec_exit_status(const json& view, bool shell) {
   std::string status = r.value("status", "");
   if (status == "timed_out") return kExitTimedOut;
   if (status == "interrupted") return kExitInterrupted;
+  if (status == "input_requested") return kExitInputRequested;
   if (shell && (status == "ok" || status == "error") && r.contains("exit_code") && r["exit_code"].is_number_integer()) {
     int64_t code = r["exit_code"].get<int64_t>();
     if (code >= 0 && code <= 255) return static_cast<int>(code);

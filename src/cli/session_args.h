@@ -18,6 +18,7 @@ namespace airlock::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitCallError = 1;    // the Python call raised
 inline constexpr int kExitFailed = 2;       // the request failed, or the call ended otherwise
+inline constexpr int kExitInputRequested = 3;  // the call asked the application for data
 inline constexpr int kExitTimedOut = 124;
 inline constexpr int kExitUsage = 125;
 inline constexpr int kExitInterrupted = 130;

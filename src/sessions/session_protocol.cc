@@ -190,6 +190,8 @@ CallResult AnswerAssembler::finish(const KernelEvent& answer) {
   r.cwd = a.cwd.substr(0, std::min<size_t>(a.cwd.size(), 4096));
   r.exit_code = a.exit_code;
   r.ms = a.ms;
+  r.requests_over_lines = a.requests_over_lines;
+  r.requests_over_bytes = a.requests_over_bytes;
   r_ = CallResult{};
   return r;
 }

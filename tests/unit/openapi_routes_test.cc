@@ -47,6 +47,7 @@ const std::set<Route> kRoutes = {
     {"DELETE", "/v1/sessions/{id}"},
     {"POST", "/v1/sessions/{id}/interrupt"},
     {"POST", "/v1/sessions/{id}/restart"},
+    {"POST", "/v1/sessions/{id}/requests/{request_id}/refuse"},
     {"POST", "/v1/sessions/{id}/execs"},
     {"GET", "/v1/sessions/{id}/execs"},
     {"GET", "/v1/sessions/{id}/execs/{exec}"},

@@ -72,6 +72,7 @@ TEST(SessionExit, StatusesMapToExitCodes) {
   EXPECT_EQ(exec_exit_status(json{{"result", {{"status", "interrupted"}}}}, false), 130);
   EXPECT_EQ(exec_exit_status(json{{"result", {{"status", "timed_out"}}}}, true), 124);
   EXPECT_EQ(exec_exit_status(json{{"result", {{"status", "kernel_died"}}}}, false), 2);
+  EXPECT_EQ(exec_exit_status(json{{"result", {{"status", "input_requested"}, {"exit_code", 0}}}}, true), 3);  // asked, even from a shell call that exited 0
   EXPECT_EQ(exec_exit_status(json{{"result", {{"status", "error"}, {"exit_code", 3}}}}, true), 3);
   EXPECT_EQ(exec_exit_status(json{{"result", {{"status", "ok"}, {"exit_code", 0}}}}, true), 0);
   EXPECT_EQ(exec_exit_status(json{{"status", "ok"}}, false), 0);  // a view without its result

@@ -145,6 +145,32 @@ TEST(AnswerAssembler, KeepsEachFieldWithinItsCapAndSaysWhatWasCut) {
   EXPECT_TRUE(r.truncated.figures);
 }
 
+TEST(KernelProtocol, DataRequestLinesAndTheCountOfTheRestArriveAsSent) {
+  auto kept = parse_kernel_event(R"({"event": "request", "id": "call-1", "tag": "n", "line": "{\"name\": \"a\"}", "bytes": 13})");
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->kind, Kind::kRequest);
+  EXPECT_EQ(kept->request.line, std::optional<std::string>(R"({"name": "a"})"));
+  EXPECT_EQ(kept->request.bytes, 13u);
+  // Over the size: no line, only its size; a size of the wrong type reads as 0.
+  auto measured = parse_kernel_event(R"({"event": "request", "id": "call-1", "tag": "n", "line": null, "bytes": 9000000})");
+  ASSERT_TRUE(measured);
+  EXPECT_FALSE(measured->request.line);
+  EXPECT_EQ(measured->request.bytes, 9000000u);
+  auto odd = parse_kernel_event(R"({"event": "request", "line": 5, "bytes": -3})");
+  ASSERT_TRUE(odd);
+  EXPECT_FALSE(odd->request.line);
+  EXPECT_EQ(odd->request.bytes, 0u);
+  // The lines past the limit, as counted by the kernel, survive the assembly of the answer.
+  AnswerAssembler a(CallCaps{});
+  auto line = parse_kernel_event(R"({"event": "answer", "id": "call-1", "status": "input_requested",
+      "requests_over": {"lines": 99996, "bytes": 2399904}})");
+  ASSERT_TRUE(line);
+  auto r = a.finish(*line);
+  EXPECT_EQ(r.status, "input_requested");
+  EXPECT_EQ(r.requests_over_lines, 99996u);
+  EXPECT_EQ(r.requests_over_bytes, 2399904u);
+}
+
 TEST(AnswerAssembler, FieldsWithinTheCapsAreWholeAndUnflagged) {
   AnswerAssembler a(CallCaps{});
   a.part(part("value", "4"));

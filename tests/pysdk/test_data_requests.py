@@ -132,6 +132,7 @@ def test_a_session_call_asks_answered_and_refused(client):
         states = {r.id: r for c in calls.values() for r in _requests(c)}
         assert states["r1"].state == "answered" and states["r1"].answer["by_call"] == answered.id
         assert states["r2"].state == "refused"
+        assert {r.id: r.state for r in s.refresh().data_requests} == {"r1": "answered", "r2": "refused"}
     record = s.record
     recorded = {r["id"]: r for r in _record_requests(record)}
     assert recorded["r1"]["answer"]["state"] == "answered"

@@ -37,6 +37,7 @@ import type {
   UsageQuery,
   Pools,
   RefusedRequest,
+  RefusedSessionRequest,
   UploadedFile,
   WorkspaceFile,
 } from "./types.js";
@@ -389,7 +390,7 @@ export class AirlockClient implements Operations {
   }
 
   /** Refuses a session's data request with a reason (scope run); ConflictError (409) when it was answered or refused. */
-  refuseSessionDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<RefusedRequest> {
+  refuseSessionDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<RefusedSessionRequest> {
     return this.transport.json({
       ...o, operation: "refuseSessionDataRequest", method: "POST",
       path: `/v1/sessions/${enc(id)}/requests/${enc(requestId)}/refuse`, json: { reason },

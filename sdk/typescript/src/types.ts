@@ -62,6 +62,8 @@ export type SnapshotList = Schemas["SnapshotList"];
 export type Deleted = Answer<"deleteSessionFile", 200>;
 export type SnapshotDeleted = Answer<"deleteSnapshot", 200>;
 export type RefusedRequest = Answer<"refuseJobDataRequest", 200>;
+export type SessionDataRequest = Schemas["SessionDataRequest"];
+export type RefusedSessionRequest = Answer<"refuseSessionDataRequest", 200>;
 
 /** How a data request was answered. */
 export type DataRequestAnswer =

@@ -80,6 +80,11 @@ class Session:
     def record(self):
         return self.data.get("record")
 
+    @property
+    def data_requests(self):
+        """Every data request of the session so far (as last read: refresh()), each with its answer."""
+        return requests_of(self.data, self.record or {})
+
     def run(self, code, *, kind="python", timeout_s=None, timeout=None, on_output=None, answers=None):
         """Runs one call and waits for it to end; returns its CallResult.
 

@@ -110,6 +110,11 @@ int run_command(const std::vector<std::string>& args) {
         record.reason + ") in " + std::to_string(record.usage.wall_ms) + " ms; record: " +
         (request->record_path.empty() ? jobs::record_path(state_dir, record.id)
                                       : request->record_path));
+    // What the job asks for, one line each (shown inert, like all it chose).
+    if (record.data_requests) {
+      for (const auto& r : record.data_requests->requests) say("  asks " + r.id + " " + r.name + ": " + r.why);
+      for (const auto& f : record.data_requests->refused) say("  refused request: " + f.reason);
+    }
   }
   if (!recorded) return 125;
   jobs::RunFacts facts;

@@ -65,6 +65,13 @@ void install_routes(api::HttpServer& server, JobService& service) {
   add(server, service, "POST", "/v1/jobs/{id}/cancel", [&service](const ExchangePtr& ex, const Caller& c) {
     answer(service, ex, service.cancel(c, ex->request().params.at("id")));
   });
+  add(server, service, "POST", "/v1/jobs/{id}/requests/{request_id}/refuse",
+      [&service](const ExchangePtr& ex, const Caller& c) {
+        auto body = json_body(service, ex);
+        if (!body) return;
+        const auto& p = ex->request().params;
+        answer(service, ex, service.refuse_data_request(c, p.at("id"), p.at("request_id"), *body));
+      });
   add(server, service, "GET", "/v1/jobs/{id}/events", [&service](const ExchangePtr& ex, const Caller& c) {
     const auto& req = ex->request();
     std::string id = req.params.at("id");

@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "jobs/policy.h"
+#include "requests/request_helper.h"
 #include "sandbox/core_pattern.h"
 #include "sandbox/seccomp_cache.h"
 #include "sandbox/stored_image.h"
@@ -79,6 +80,11 @@ Result<JobSpec> build_job_spec(const JobPolicy& p, const std::string& root_mount
     if (!image) return std::unexpected(image.error());
     job.image = *image;
   }
+  // The data request helper (requests/request_helper.h), in the root tmpfs,
+  // which is sealed read-only: the same file on every image.
+  spec.dirs.insert(spec.dirs.end(), {"run/airlock", &requests::kHelperDir[1]});
+  spec.files.push_back({std::string(&requests::kHelperDir[1]) + "/" + requests::kHelperModuleFile,
+                        requests::helper_source(), 0444});
   spec.attach.insert(spec.attach.end(), {{mounts.inputs_view.get(), "inputs", false},
                                          {mounts.output.get(), "output"},
                                          {mounts.workspace.get(), "workspace"},

@@ -14,6 +14,7 @@ std::string_view outcome_name(Outcome outcome) {
     case Outcome::kMemoryLimit: return "memory_limit";
     case Outcome::kOutputRejected: return "output_rejected";
     case Outcome::kInputRejected: return "input_rejected";
+    case Outcome::kInputRequested: return "input_requested";
     case Outcome::kCancelled: return "cancelled";
     case Outcome::kSandboxError: return "sandbox_error";
   }
@@ -24,6 +25,7 @@ int exit_status_for(Outcome outcome) {
   switch (outcome) {
     case Outcome::kSucceeded: return 0;
     case Outcome::kFailed: return 1;
+    case Outcome::kInputRequested: return 119;
     case Outcome::kInputRejected: return 120;
     case Outcome::kOutputRejected: return 121;
     case Outcome::kMemoryLimit: return 122;
@@ -58,6 +60,14 @@ Decision decide_outcome(const RunFacts& f, uint64_t timeout_ms, uint64_t cpu_tim
   if (f.socket_memory_limit_hit)
     return {Outcome::kMemoryLimit,
             "memory limit reached by socket buffers: the kernel held back the job's network traffic"};
+  if (f.data_requests > 0) {
+    std::string reason = "the program asked the application for data (" + std::to_string(f.data_requests) +
+                         (f.data_requests == 1 ? " request)" : " requests)");
+    if (f.signal) reason += "; it then died by " + signal_text(*f.signal);
+    else if (!f.exit_code) reason += "; it ended without an exit status";
+    else if (*f.exit_code != 0) reason += "; it then exited with status " + std::to_string(*f.exit_code);
+    return {Outcome::kInputRequested, reason};
+  }
   if (f.signal) return {Outcome::kFailed, "the program died by " + signal_text(*f.signal)};
   if (!f.exit_code) return {Outcome::kFailed, "the program ended without an exit status"};
   if (*f.exit_code != 0)

@@ -1,6 +1,8 @@
 // The one word that says how a job ended, and how it is decided. Pure.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +17,7 @@ enum class Outcome {
   kMemoryLimit,
   kOutputRejected,
   kInputRejected,
+  kInputRequested,  // the program asked the application for data (docs/data-requests.md)
   kCancelled,
   kSandboxError,
 };
@@ -35,6 +38,7 @@ struct RunFacts {
   uint64_t oom_kills = 0;
   bool socket_memory_limit_hit = false;  // socket buffers filled their limit
   bool outputs_rejected = false;
+  size_t data_requests = 0;  // requests the host accepted from the job's channel
 };
 
 struct Decision {
@@ -44,9 +48,10 @@ struct Decision {
 
 // Priority: cancelled, timed_out, cpu_limit, memory_limit (an OOM kill and
 // the program did not succeed, or socket buffers at their limit whatever the
-// program did: the kernel then stalls or drops traffic instead), failed
-// (non-zero exit or signal; unknown end counts as failed), output_rejected,
-// succeeded.
+// program did: the kernel then stalls or drops traffic instead),
+// input_requested (at least one request accepted, however the program then
+// ended: what it asked for decides what happens next), failed (non-zero exit
+// or signal; unknown end counts as failed), output_rejected, succeeded.
 Decision decide_outcome(const RunFacts& facts, uint64_t timeout_ms, uint64_t cpu_time_ms);
 
 // What the phases after the run found, in the order they run: the output

@@ -1,5 +1,7 @@
 #include "jobs/policy.h"
 
+#include "requests/request_helper.h"
+
 namespace airlock::jobs {
 
 std::vector<std::pair<std::string, std::string>> base_environment() {
@@ -9,7 +11,8 @@ std::vector<std::pair<std::string, std::string>> base_environment() {
           {"LANG", "C.UTF-8"},
           {"USER", "sandbox"},
           {"MPLBACKEND", "Agg"},
-          {"MPLCONFIGDIR", "/tmp/matplotlib"}};
+          {"MPLCONFIGDIR", "/tmp/matplotlib"},
+          {"PYTHONPATH", requests::kHelperDir}};  // import airlock_request
 }
 
 std::vector<std::pair<std::string, std::string>> proxy_environment() {
@@ -26,7 +29,8 @@ std::vector<std::string> job_environment(const JobPolicy& policy) {
     bool replaced = false;
     for (auto& v : vars) {
       if (v.first == name) {
-        v.second = value;
+        // The job's own PYTHONPATH comes first; the helper stays importable.
+        v.second = name == "PYTHONPATH" ? value + ":" + requests::kHelperDir : value;
         replaced = true;
       }
     }

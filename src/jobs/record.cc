@@ -112,6 +112,25 @@ static nlohmann::json timing_json(const Timing& t) {
   return timing;
 }
 
+nlohmann::json to_json(const JobRecord::DataRequests& d) {
+  auto list = nlohmann::json::array();
+  for (const auto& q : d.requests)
+    list.push_back({{"id", q.id},
+                    {"name", q.name},
+                    {"why", q.why},
+                    {"description", q.description.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.description)},
+                    // Validated by the parser: an object of scalars.
+                    {"params", nlohmann::json::parse(q.params_json)}});
+  auto refused = nlohmann::json::array();
+  for (const auto& f : d.refused) refused.push_back({{"reason", f.reason}, {"bytes", f.bytes}, {"lines", f.lines}});
+  return {{"limits",
+           {{"requests", d.limits.requests},
+            {"bytes_per_request", d.limits.bytes_per_request},
+            {"channel_bytes", d.limits.channel_bytes}}},
+          {"requests", list},
+          {"refused", refused}};
+}
+
 nlohmann::json to_json(const JobRecord& r) {
   nlohmann::json timing = timing_json(r.timing);
   auto inputs = nlohmann::json::array();
@@ -173,6 +192,11 @@ nlohmann::json to_json(const JobRecord& r) {
       {"network", network},
   };
   if (r.network_dropped > 0) out["network_dropped"] = r.network_dropped;
+  if (r.data_requests) out["data_requests"] = to_json(*r.data_requests);
+  if (r.answers)
+    out["answers"] = {{"job", r.answers->job},
+                      {"requests", r.answers->requests},
+                      {"record_sha256", r.answers->record_sha256}};
   if (r.checks) {
     auto checks = nlohmann::json::array();
     for (const auto& c : *r.checks) checks.push_back(validate::to_json(c));

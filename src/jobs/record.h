@@ -14,6 +14,7 @@
 #include "egress/attempt_log.h"
 #include "jobs/outcome.h"
 #include "jobs/policy.h"
+#include "requests/data_request.h"
 #include "validate/checks.h"
 #include "workspace/manifest.h"
 
@@ -87,6 +88,24 @@ struct JobRecord {
   std::vector<egress::Attempt> network;  // every request to the egress gateway
   uint64_t network_dropped = 0;          // attempts beyond what the record keeps
 
+  // What the program asked the application for (docs/data-requests.md);
+  // absent when it asked nothing (no line came on its channel).
+  struct DataRequests {
+    requests::Limits limits;
+    std::vector<requests::DataRequest> requests;
+    std::vector<requests::Refusal> refused;
+  };
+  std::optional<DataRequests> data_requests;
+
+  // Set on a follow-up job (`answers` of POST /v1/jobs): the job whose
+  // requests it answers, which of them, and that job's record hash.
+  struct Answers {
+    std::string job;
+    std::vector<std::string> requests;
+    std::string record_sha256;
+  };
+  std::optional<Answers> answers;
+
   // The output checks the request asked for, in order; absent when none ran
   // (they run only on the outputs of a job that succeeded).
   std::optional<std::vector<validate::CheckResult>> checks;
@@ -120,6 +139,8 @@ size_t json_escaped_size(std::string_view s);
 std::optional<std::string> stream_bytes(const nlohmann::json& stream);
 
 nlohmann::json to_json(const JobRecord& record);
+// The record's "data_requests" object.
+nlohmann::json to_json(const JobRecord::DataRequests& data_requests);
 // Serialized as JSON; program output is written as stream_encoding() says.
 std::string record_text(const JobRecord& record);
 

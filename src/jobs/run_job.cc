@@ -19,6 +19,7 @@
 #include "jobs/supervisor.h"
 #include "sandbox/profile.h"
 #include "sandbox/launcher.h"
+#include "sandbox/protocol.h"
 #include "sys/file_io.h"
 
 namespace airlock::jobs {
@@ -39,6 +40,24 @@ class Laps {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// The job's data request channel (docs/data-requests.md): a pipe whose write
+// end the payload gets as sandbox::kRequestFd, named in its environment
+// with the limits the host applies.
+struct Channel {
+  UniqueFd read_end, write_end;
+};
+
+Result<Channel> open_request_channel(const requests::Limits& limits, std::vector<std::string>& env) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) < 0) return fail_errno("create the job's data request channel");
+  Channel channel{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  std::erase_if(env, [](const std::string& e) { return e.rfind("AIRLOCK_REQUEST_", 0) == 0; });
+  env.push_back("AIRLOCK_REQUEST_FD=" + std::to_string(sandbox::kRequestFd));
+  env.push_back("AIRLOCK_REQUEST_LIMIT=" + std::to_string(limits.requests));
+  env.push_back("AIRLOCK_REQUEST_BYTES=" + std::to_string(limits.bytes_per_request));
+  return channel;
+}
+
 // Runs the job in a sandbox and fills `rec`. An Error means airlock failed.
 Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecord& rec,
                       std::optional<PreparedSandbox>& sb) {
@@ -54,6 +73,8 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
   sandbox::Command command = job_command(req);
   apply_image_env(image->source, p.env, command.env);
   if (auto st = sandbox::apply_profile(*sandbox::find_profile(req.profile), p.env, command); !st) return st;
+  auto channel = open_request_channel(req.data_request_limits, command.env);
+  if (!channel) return std::unexpected(channel.error());
   if (auto encoded = sandbox::encode_command(command); !encoded) {
     rec.outcome = Outcome::kInputRejected;
     rec.reason = encoded.error().what;
@@ -127,11 +148,14 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     egress.emplace(std::move(*started));
     laps.lap("egress");
   }
-  if (auto st = process.start(command); !st) return st;
+  if (auto st = process.start(command, channel->write_end.get()); !st) return st;
+  channel->write_end.reset();  // the payload's alone now: its end closes when the job's processes are gone
   laps.lap("start");
   SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
                        env.echo_stderr, env.cancel_fd};
-  auto run = supervise(process, cgroup, std::move(sb->stdout_r), std::move(sb->stderr_r), opt);
+  requests::RequestReader asked(req.data_request_limits);
+  auto run = supervise(process, cgroup, std::move(sb->stdout_r), std::move(sb->stderr_r), opt,
+                       {std::move(channel->read_end), &asked});
   if (!run) return std::unexpected(run.error());
   laps.lap("run");
   if (auto st = process.wait(); !st) return std::unexpected(st.error());
@@ -156,6 +180,9 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
   facts.timed_out = run->timed_out;
   facts.cpu_exceeded = run->cpu_exceeded;
   facts.cancelled = run->cancelled;
+  facts.data_requests = asked.requests().size();
+  if (asked.bytes_read() > 0)
+    rec.data_requests = JobRecord::DataRequests{asked.limits(), asked.requests(), asked.refused()};
   auto usage = cgroup.usage();
   if (!usage) return std::unexpected(usage.error());
   facts.oom_kills = usage->oom_kills;

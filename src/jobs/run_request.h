@@ -7,6 +7,7 @@
 
 #include "base/result.h"
 #include "jobs/policy.h"
+#include "requests/data_request.h"
 
 namespace airlock::jobs {
 
@@ -34,6 +35,8 @@ struct RunRequest {
   std::string secrets_file;
   std::string egress_ca_file;
   JobPolicy policy;
+  // The operator's (config data_requests_per_job, data_request_bytes); never the tenant's.
+  requests::Limits data_request_limits;
 };
 
 // `args` are the words after "run".

@@ -61,15 +61,30 @@ bool pump(int fd, CapturedStream& stream, uint64_t cap, Echo& echo) {
   }
 }
 
+// Reads what is available into the reader; returns false at EOF, or once
+// the channel carried more than its limit (the caller then closes it).
+bool pump_requests(int fd, requests::RequestReader& reader) {
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno == EAGAIN;
+    if (n == 0) return false;
+    if (!reader.feed(std::string_view(buf, static_cast<size_t>(n)))) return false;
+    if (static_cast<size_t>(n) < sizeof(buf)) return true;
+  }
+}
+
 }  // namespace
 
 Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgroup& cgroup,
                                   UniqueFd stdout_r, UniqueFd stderr_r,
-                                  const SuperviseOptions& opt) {
+                                  const SuperviseOptions& opt, RequestChannel requests) {
   SuperviseResult result;
   auto start = Clock::now();
-  for (int fd : {stdout_r.get(), stderr_r.get()})
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  UniqueFd requests_r = std::move(requests.read_end);
+  for (int fd : {stdout_r.get(), stderr_r.get(), requests_r.get()})
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   UniqueFd tick(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
   if (!tick) return fail_errno("create a timer");
   itimerspec every{{0, kTickMs * 1'000'000}, {0, kTickMs * 1'000'000}};
@@ -87,14 +102,15 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
     return process.kill();
   };
 
-  while (stdout_r || stderr_r || sync_open || !init_done) {
-    pollfd fds[6] = {{stdout_r.get(), POLLIN, 0},
+  while (stdout_r || stderr_r || requests_r || sync_open || !init_done) {
+    pollfd fds[7] = {{stdout_r.get(), POLLIN, 0},
                      {stderr_r.get(), POLLIN, 0},
                      {sync_open ? process.sync_fd() : -1, POLLIN, 0},
                      {init_done ? -1 : process.pidfd(), POLLIN, 0},
                      {tick.get(), POLLIN, 0},
-                     {ending ? -1 : opt.cancel_fd, POLLIN, 0}};
-    if (::poll(fds, 6, -1) < 0) {
+                     {ending ? -1 : opt.cancel_fd, POLLIN, 0},
+                     {requests_r.get(), POLLIN, 0}};
+    if (::poll(fds, 7, -1) < 0) {
       if (errno == EINTR) continue;
       return fail_errno("poll the job");
     }
@@ -102,6 +118,7 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       stdout_r.reset();
     if (fds[1].revents && !pump(stderr_r.get(), result.err, opt.stream_cap, echo_err))
       stderr_r.reset();
+    if (fds[6].revents && !pump_requests(requests_r.get(), *requests.reader)) requests_r.reset();
     if (fds[2].revents) {
       auto msg = process.read_message();
       if (!msg) return std::unexpected(msg.error());
@@ -136,6 +153,7 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       if (init_exit_at && Clock::now() - *init_exit_at > std::chrono::milliseconds(kDrainAfterExitMs)) {
         stdout_r.reset();
         stderr_r.reset();
+        requests_r.reset();
         sync_open = false;
       }
     }
@@ -144,6 +162,7 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       if (auto st = end_job(); !st) return std::unexpected(st.error());
     }
   }
+  if (requests.reader != nullptr) requests.reader->finish();
   echo_out.finish();
   echo_err.finish();
   if (result.wall_ms == 0) result.wall_ms = ms_since(start);

@@ -9,6 +9,7 @@
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "jobs/record.h"
+#include "requests/data_request.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/launcher.h"
 
@@ -21,6 +22,15 @@ struct SuperviseOptions {
   int echo_stdout = -1;  // fd to copy the program's stdout to live, or -1 (escaped if a terminal)
   int echo_stderr = -1;
   int cancel_fd = -1;    // readable (e.g. a signalfd) when the job must be cancelled, or -1
+};
+
+// The job's data request channel: the read end of its pipe and the reader
+// that keeps what it carries within the limits. The channel is drained as
+// the job writes (a full pipe would block the job); past
+// limits.channel_bytes it is closed (the job's later writes fail with EPIPE).
+struct RequestChannel {
+  UniqueFd read_end;
+  requests::RequestReader* reader = nullptr;
 };
 
 struct SuperviseResult {
@@ -37,6 +47,6 @@ struct SuperviseResult {
 // function kills it itself when a limit or cancellation ends the job.
 Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgroup& cgroup,
                                   UniqueFd stdout_r, UniqueFd stderr_r,
-                                  const SuperviseOptions& options);
+                                  const SuperviseOptions& options, RequestChannel requests = {});
 
 }  // namespace airlock::jobs

@@ -1,5 +1,6 @@
 #include "requests/data_request.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -124,8 +125,22 @@ RequestReader::RequestReader(Limits limits) : limits_(limits) {
   beyond_.reason = beyond_limit_reason(limits_);
 }
 
-void RequestReader::feed(std::string_view bytes) {
+bool RequestReader::feed(std::string_view bytes) {
+  if (closed_) return false;
+  const uint64_t room = limits_.channel_bytes - std::min<uint64_t>(bytes_read_, limits_.channel_bytes);
+  const bool over = bytes.size() > room;
+  if (over) bytes = bytes.substr(0, room);
   bytes_read_ += bytes.size();
+  consume(bytes);
+  if (!over) return true;
+  closed_ = true;
+  line_.clear();
+  line_bytes_ = 0;
+  line_nonblank_ = false;
+  return false;
+}
+
+void RequestReader::consume(std::string_view bytes) {
   while (!bytes.empty()) {
     const size_t nl = bytes.find('\n');
     const std::string_view piece = bytes.substr(0, nl);
@@ -147,12 +162,16 @@ void RequestReader::feed(std::string_view bytes) {
 }
 
 void RequestReader::finish() {
-  if (line_bytes_ > 0) end_line();
+  if (!closed_ && line_bytes_ > 0) end_line();
 }
 
 std::vector<Refusal> RequestReader::refused() const {
   std::vector<Refusal> all = refused_;
   if (beyond_.lines > 0) all.push_back(beyond_);
+  if (closed_)
+    all.push_back({"the channel carried more than " + std::to_string(limits_.channel_bytes) +
+                       " bytes: closed, the rest not read",
+                   bytes_read_, 0});
   return all;
 }
 

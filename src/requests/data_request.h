@@ -26,6 +26,9 @@ namespace airlock::requests {
 struct Limits {
   size_t requests = 4;              // lines read (valid or not); later lines are only counted
   size_t bytes_per_request = 4096;  // one line, without its newline
+  // All the channel may carry: past it the host stops reading and closes it
+  // (so a job cannot keep the host's cpu busy with a flood it would discard).
+  size_t channel_bytes = 1 << 20;
 };
 
 // Field bounds of one request (the line's byte limit bounds them as well).
@@ -73,17 +76,23 @@ class RequestReader {
  public:
   explicit RequestReader(Limits limits = {});
 
-  void feed(std::string_view bytes);
+  // False once the channel has carried limits.channel_bytes: the caller
+  // closes it; what came past the limit is not looked at, nor is a line
+  // still pending then.
+  bool feed(std::string_view bytes);
   // The channel closed: a last line without a newline counts as a line.
   void finish();
+  bool closed() const { return closed_; }
 
   const Limits& limits() const { return limits_; }
   const std::vector<DataRequest>& requests() const { return requests_; }
-  // In arrival order; the sum of the lines past the limit comes last (after finish()).
+  // In arrival order; then the sum of the lines past the limit (after
+  // finish()), then the closing of the channel (lines 0), if it came to that.
   std::vector<Refusal> refused() const;
   uint64_t bytes_read() const { return bytes_read_; }
 
  private:
+  void consume(std::string_view bytes);
   void end_line();
 
   Limits limits_;
@@ -95,6 +104,7 @@ class RequestReader {
   std::vector<Refusal> refused_;
   Refusal beyond_{"", 0, 0};  // the lines past the request limit
   uint64_t bytes_read_ = 0;
+  bool closed_ = false;
 };
 
 // The reason recorded for the lines past the request limit.

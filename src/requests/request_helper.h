@@ -7,6 +7,9 @@
 
 namespace airlock::requests {
 
+// Where every sandbox has the module, whatever its image: a read-only file
+// in the sandbox's own root (not the image's), on PYTHONPATH.
+inline constexpr const char* kHelperDir = "/run/airlock/python";
 // The module's file name inside its directory, and its source.
 inline constexpr const char* kHelperModuleFile = "airlock_request.py";
 const std::string& helper_source();

@@ -38,11 +38,33 @@ ssize_t recv_retry(void* buf, size_t len) {
   return n;
 }
 
+// The job's data request channel (protocol.h, kRequestFd), when the host
+// sent one with kRun: init's copy until the payload is forked, then closed.
+int g_request_fd = -1;
+
+// Receives kRun, and the request channel when the host attached one.
+ssize_t recv_run(Msg* msg) {
+  iovec iov{msg, sizeof(*msg)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = control;
+  m.msg_controllen = sizeof(control);
+  ssize_t n;
+  do n = ::recvmsg(kSyncFd, &m, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+      std::memcpy(&g_request_fd, CMSG_DATA(c), sizeof(int));
+  return n;
+}
+
 // Waits for kRun and the command. False when the host closed the socket or
 // sent something else: there is nothing to run.
 bool receive_command(CommandView* command) {
   Msg msg{};
-  if (recv_retry(&msg, sizeof(msg)) != sizeof(msg) || msg.kind != MsgKind::kRun) return false;
+  if (recv_run(&msg) != sizeof(msg) || msg.kind != MsgKind::kRun) return false;
   ssize_t n = recv_retry(g_command, sizeof(g_command));
   if (n <= 0 || n != msg.value) return false;
   return decode_command(g_command, static_cast<size_t>(n), g_slots,
@@ -81,7 +103,17 @@ int exec_program(const CommandView& cmd) {
     ::send(kSyncFd, &msg, sizeof(msg), MSG_NOSIGNAL);
     ::_exit(125);
   }
-  ::close_range(3, ~0U, 0);  // the sync socket and init's signalfd stay with init
+  // The sync socket and init's signalfd stay with init; the request
+  // channel, if any, takes the sync socket's number in the payload.
+  if (g_request_fd >= 0) {
+    if (::dup2(g_request_fd, kRequestFd) < 0) {
+      write_str("airlock: cannot set up the data request channel\n");
+      ::_exit(126);
+    }
+    ::close_range(kRequestFd + 1, ~0U, 0);
+  } else {
+    ::close_range(3, ~0U, 0);
+  }
   ::setsid();                // no controlling terminal, own process group
   sigset_t all;
   sigemptyset(&all);
@@ -154,6 +186,7 @@ void run_init(const SandboxSpec& spec) {
     ::_exit(125);
   }
   if (*pid == 0) start_payload(spec, command, gate[1]);
+  if (g_request_fd >= 0) ::close(g_request_fd);  // the payload's alone: the host sees its end
   int listener = -1;
   // The payload's one exec; none for a preloaded interpreter's fork, which
   // is already the program.

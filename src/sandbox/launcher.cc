@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 
 #include "base/check.h"
 #include "sandbox/contain.h"
@@ -85,12 +86,35 @@ Status await(SandboxProcess& process, MsgKind want, const char* what) {
   return fail("an unexpected message from the sandbox's init");
 }
 
+// kRun, with `fd` attached when it is >= 0.
+Status send_run(int sync_fd, int size, int fd) {
+  Msg msg{};
+  msg.kind = MsgKind::kRun;
+  msg.value = size;
+  iovec iov{&msg, sizeof(msg)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  if (fd >= 0) {
+    m.msg_control = control;
+    m.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  if (::sendmsg(sync_fd, &m, MSG_NOSIGNAL) != sizeof(msg)) return fail_errno("write to the sandbox's init");
+  return {};
+}
+
 }  // namespace
 
-Status SandboxProcess::start(const Command& command) {
+Status SandboxProcess::start(const Command& command, int request_fd) {
   auto encoded = encode_command(command);
   if (!encoded) return std::unexpected(encoded.error());
-  if (auto st = send_msg(sync_.get(), MsgKind::kRun, static_cast<int>(encoded->size())); !st) return st;
+  if (auto st = send_run(sync_.get(), static_cast<int>(encoded->size()), request_fd); !st) return st;
   if (::send(sync_.get(), encoded->data(), encoded->size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(encoded->size()))
     return fail_errno("send the command to the sandbox");

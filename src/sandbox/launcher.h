@@ -34,8 +34,10 @@ class SandboxProcess {
   int sync_fd() const { return sync_.get(); }
 
   // Sends the job's command to a prepared sandbox and waits until init has
-  // forked the payload. Once per sandbox.
-  Status start(const Command& command);
+  // forked the payload. Once per sandbox. `request_fd` (>= 0): the write end
+  // of the job's data request channel, which the payload gets as kRequestFd
+  // (the caller closes its own copy afterwards).
+  Status start(const Command& command, int request_fd = -1);
   // Asks init to send `sig` to the payload's process group.
   Status signal_payload(int sig);
   // Next message from init; nullopt when init closed the socket (it exited).

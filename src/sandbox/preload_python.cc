@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "requests/request_helper.h"
+
 namespace airlock::sandbox {
 namespace {
 
@@ -57,15 +59,20 @@ def run(argv, env):
     sys.modules["__main__"] = main
     del sys.modules["_airlock_preload"]
     filename = None
+    # What PYTHONPATH would have added at start-up (preloadable() lets only
+    # the data request helper's directory through), after sys.path[0].
+    extra_path = [d for d in os.environ.get("PYTHONPATH", "").split(":") if d]
     try:
         if args[1] == "-c":
             sys.argv = ["-c"] + args[3:]
             sys.path.insert(0, "")
+            sys.path[1:1] = extra_path
             filename = "<string>"
             code = compile(args[2], filename, "exec")
         elif args[1] == "-m":
             sys.argv = [args[2]] + args[3:]
             sys.path.insert(0, os.getcwd())
+            sys.path[1:1] = extra_path
             import runpy
             runpy._run_module_as_main(args[2], alter_argv=True)
             _finish(0)
@@ -80,6 +87,7 @@ def run(argv, env):
                       file=sys.stderr)
                 _finish(2)
             sys.path.insert(0, os.path.dirname(os.path.realpath(filename)))
+            sys.path[1:1] = extra_path
             main.__file__ = filename
             main.__cached__ = None
             code = compile(source, filename, "exec")
@@ -194,8 +202,12 @@ std::string runner_call(const char* const* argv, const char* const* env) {
 bool preloadable(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                  const std::string& minor) {
   if (argv.size() < 2 || !is_python(argv[0], minor)) return false;
+  // The interpreter started long before the job: a PYTHON* variable would
+  // not take effect. Only the fixed PYTHONPATH (the data request helper's
+  // directory) is applied by the runner itself.
+  const std::string helper_path = std::string("PYTHONPATH=") + requests::kHelperDir;
   for (const auto& e : env)
-    if (e.rfind("PYTHON", 0) == 0) return false;
+    if (e.rfind("PYTHON", 0) == 0 && e != helper_path) return false;
   const std::string& first = argv[1];
   if (first == "-c" || first == "-m") return argv.size() >= 3;
   return !first.empty() && first[0] != '-';

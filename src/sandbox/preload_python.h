@@ -19,7 +19,8 @@ std::string runner_call(const char* const* argv, const char* const* env);
 
 // True when `argv` is a form the runner supports: PYTHON [-c CODE | -m MODULE | SCRIPT] ARGS...
 // where PYTHON is `python3` or `python3.<minor>` (`/usr/bin/...` or `/bin/...` or bare),
-// and `env` sets no PYTHON* variable (those change how an interpreter starts).
+// and `env` sets no PYTHON* variable (those change how an interpreter starts)
+// but PYTHONPATH=requests::kHelperDir, which the runner applies itself.
 bool preloadable(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                  const std::string& minor_version /* e.g. "3.11" */);
 

@@ -15,7 +15,8 @@ enum class MsgKind : uint32_t {
   kStarted = 3,  // init -> host: the payload was forked (value = its pid inside)
   kExited = 4,   // init -> host: the payload ended (value = wait status)
   kReady = 5,    // init -> host: contained; waiting for the command
-  kRun = 6,      // host -> init: the next message is the encoded command (value = its size)
+  kRun = 6,      // host -> init: the next message is the encoded command (value = its size);
+                 // may carry the job's request channel (SCM_RIGHTS, kRequestFd)
   kSignal = 7,   // host -> init: send signal `value` to the payload's process group
 };
 
@@ -30,5 +31,12 @@ struct Msg {
 
 // The fd number the sync socket has inside the sandbox's init.
 inline constexpr int kSyncFd = 3;
+
+// The fd number of a job's data request channel in its payload (the write
+// end of a pipe the host reads; docs/data-requests.md). The host attaches it
+// to kRun (SCM_RIGHTS), so a sandbox prepared ahead gets it too; init keeps
+// no copy once the payload runs. Its number is the sync socket's, which the
+// payload never has.
+inline constexpr int kRequestFd = 3;
 
 }  // namespace airlock::sandbox

@@ -193,7 +193,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
       "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
-      "pool_images", "pdf_check_image", "rates", "checkpoint_key", "checkpoint_file", "checkpoint_interval_s"};
+      "pool_images", "pdf_check_image", "rates", "checkpoint_key", "checkpoint_file", "checkpoint_interval_s",
+      "data_requests_per_job", "data_request_bytes"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -263,6 +264,14 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         else if (key == "session_figures_cap_kb") c.session_figures_cap_bytes = u << 10;
         else if (key == "session_kept_calls_mb") c.session_kept_calls_bytes = u << 20;
         else if (key == "check_cpu_ms") c.check_limits.cpu_ms = u;
+        else if (key == "data_requests_per_job") {
+          if (u > 64) return fail("configuration: data_requests_per_job is at most 64");
+          c.data_request_limits.requests = u;
+        }
+        else if (key == "data_request_bytes") {
+          if (u < 256 || u > (64u << 10)) return fail("configuration: data_request_bytes must be 256..65536");
+          c.data_request_limits.bytes_per_request = u;
+        }
         else if (key == "check_json_kb") c.check_limits.json_bytes = u << 10;
         else if (key == "event_keepalive_ms") {
           if (u < kMinKeepaliveMs || u > kMaxKeepaliveMs) return fail(keepalive_range());

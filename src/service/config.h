@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "requests/data_request.h"
 #include "base/result.h"
 #include "egress/policy.h"
 #include "usage/rate_card.h"
@@ -50,6 +51,9 @@ struct ServiceConfig {
   std::map<std::string, TenantSettings> tenants;  // by tenant name
   uint64_t max_upload_bytes = 64ull << 20;
   uint64_t log_buffer_bytes = 1ull << 20;  // live output kept per job for SSE replay
+  // What a job may ask the application for (docs/data-requests.md); the
+  // same for every tenant.
+  requests::Limits data_request_limits;
   // An event stream silent this long gets a ": keep-alive" comment, so a
   // client tells a call that prints nothing from a dead connection.
   uint64_t event_keepalive_ms = 15'000;

@@ -190,7 +190,8 @@ Result<std::vector<std::string>> parse_input_ids(const json& v) {
 
 Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
   if (!body.is_object()) return fail("the body must be a JSON object");
-  if (auto st = only_known_fields(body, "", {"command", "code", "language", "image", "profile", "inputs", "snapshot", "policy", "checks", "wait_s"});
+  if (auto st = only_known_fields(body, "", {"command", "code", "language", "image", "profile", "inputs", "snapshot", "policy", "checks", "wait_s",
+                                             "answers"});
       !st)
     return std::unexpected(st.error());
   JobRequest r;
@@ -252,7 +253,37 @@ Result<JobRequest> parse_job_request(const json& body, const PolicyCaps& caps) {
     if (!wait) return std::unexpected(wait.error());
     r.wait_s = *wait;
   }
+  if (body.contains("answers")) {
+    auto answers = parse_answers(body["answers"]);
+    if (!answers) return std::unexpected(answers.error());
+    r.answers = std::move(*answers);
+  }
   return r;
+}
+
+Result<JobRequest::Answers> parse_answers(const json& a) {
+  if (!a.is_object()) return bad("answers", "must be an object {\"job\", \"requests\"}");
+  if (auto st = only_known_fields(a, "answers.", {"job", "requests", "record_sha256"}); !st)
+    return std::unexpected(st.error());
+  JobRequest::Answers out;
+  if (!a.contains("job") || !a["job"].is_string() || a["job"].get_ref<const std::string&>().empty() ||
+      a["job"].get_ref<const std::string&>().size() > 128)
+    return bad("answers.job", "must be a job id");
+  out.job = a["job"].get<std::string>();
+  if (!a.contains("requests") || !a["requests"].is_array() || a["requests"].empty() || a["requests"].size() > 64)
+    return bad("answers.requests", "must list 1-64 request ids (r1, r2, ...)");
+  std::set<std::string> seen;
+  for (const auto& id : a["requests"]) {
+    const bool ok = id.is_string() && id.get_ref<const std::string&>().size() >= 2 &&
+                    id.get_ref<const std::string&>().size() <= 8 && id.get_ref<const std::string&>()[0] == 'r' &&
+                    id.get_ref<const std::string&>().find_first_not_of("0123456789", 1) == std::string::npos;
+    if (!ok) return bad("answers.requests", "must list request ids (r1, r2, ...)");
+    if (!seen.insert(id.get<std::string>()).second)
+      return bad("answers.requests", id.get<std::string>() + " is listed twice");
+    out.requests.push_back(id.get<std::string>());
+  }
+  if (a.contains("record_sha256") && a["record_sha256"].is_string()) out.record_sha256 = a["record_sha256"].get<std::string>();
+  return out;
 }
 
 jobs::RunRequest run_request_for(const JobRequest& r, const RunPlacement& at) {

@@ -38,11 +38,23 @@ struct JobRequest {
   jobs::JobPolicy policy;
   nlohmann::json checks = nlohmann::json::array();
   int wait_s = 0;  // answer when the job ends, or after this many seconds
+  // A follow-up job: it answers these requests of an earlier job
+  // (docs/data-requests.md). record_sha256 is the service's, set when the
+  // job is accepted.
+  struct Answers {
+    std::string job;
+    std::vector<std::string> requests;
+    std::string record_sha256;
+  };
+  std::optional<Answers> answers;
 };
 
 inline constexpr int kMaxWaitSeconds = 300;
 
 Result<JobRequest> parse_job_request(const nlohmann::json& body, const PolicyCaps& caps);
+
+// The "answers" object of a follow-up job: {"job", "requests": ["r1", ...]}.
+Result<JobRequest::Answers> parse_answers(const nlohmann::json& answers);
 
 // The "policy" object of a job (also a session's), over the defaults in `out`.
 Status parse_policy(const nlohmann::json& policy, const PolicyCaps& caps, jobs::JobPolicy& out);

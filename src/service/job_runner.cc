@@ -229,6 +229,7 @@ RunnerResult run_service_job(const RunnerSetup& setup, const RunnerJob& job) {
   at.secrets_file = setup.secrets_file;
   at.egress_ca_file = setup.egress_ca_file;
   jobs::RunRequest request = run_request_for(job.request, at);
+  request.data_request_limits = setup.data_request_limits;
   auto pump = OutputPump::start(job.live);
   if (!pump) return fail_early(pump.error().message());
   auto t_run = Clock::now();

@@ -17,6 +17,7 @@
 #include "base/unique_fd.h"
 #include "jobs/record.h"
 #include "sandbox/cgroup.h"
+#include "requests/data_request.h"
 #include "service/job_request.h"
 #include "service/log_buffer.h"
 #include "service/pdf_reader.h"
@@ -49,6 +50,7 @@ struct RunnerSetup {
   std::string content_dir;  // the store's contents (snapshots)
   validate::CheckLimits check_limits;
   PdfReaderSetup pdf;  // scratch_dir is set per job
+  requests::Limits data_request_limits;  // the operator's, for every job
 };
 
 // One job as a worker has it.

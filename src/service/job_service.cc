@@ -16,6 +16,7 @@
 #include "jobs/record.h"
 #include "jobs/state_dir.h"
 #include "sandbox/cgroup.h"
+#include "service/data_request_answers.h"
 #include "service/descriptor_budget.h"
 #include "service/image_choice.h"
 #include "service/job_query.h"
@@ -123,6 +124,7 @@ Status JobService::start() {
   runner_.egress_ca_file = config_.egress_ca;
   runner_.content_dir = store_.contents().root();
   runner_.check_limits = config_.check_limits;
+  runner_.data_request_limits = config_.data_request_limits;
   runner_.pdf = {.airlock_binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary,
                  .state_dir = config_.state_dir,
                  .scratch_dir = "",
@@ -255,35 +257,105 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   if (!image) return std::unexpected(image.error());
   json accepted = body;
   accepted["image"] = *image;  // the digest NAME means now: the job runs on it
+  if (request->answers) {
+    // A follow-up: the requests it answers must be the caller's tenant's and open.
+    auto hash = answerable_record_hash(c, request->answers->job, request->answers->requests);
+    if (!hash) return std::unexpected(hash.error());
+    accepted["answers"]["record_sha256"] = *hash;
+  }
 
-  std::lock_guard lock(mu_);
-  if (stopping_) return api_error(503, "unavailable", "the service is stopping");
   store::JobRow row;
-  row.id = jobs::new_job_id();
-  row.tenant_id = c.tenant.id;
-  row.key_id = c.key.id;
-  row.state = store::JobState::kQueued;
-  row.request_json = accepted.dump();
-  row.idempotency_key = idempotency_key;
-  row.created_at = jobs::now_rfc3339();
-  // Capacity first, so a refused request leaves nothing behind.
-  QueuedJob q{row.id, c.tenant.id};
-  const size_t tenant_cap =
-      std::min(static_cast<size_t>(std::max(0, c.tenant.limits.max_queued)), tenant_max_queued(config_, c.tenant.name));
-  if (auto why = queue_.admit(q, tenant_cap)) return api_error(429, "overloaded", "tenant " + c.tenant.name + ": " + *why);
-  remember_share(c.tenant);
-  auto created = store_.create_job(row);
-  if (!created) {
-    queue_.remove(row.id);
-    return storage_failure(created.error());
+  std::optional<ApiError> unanswered;
+  json created_view;
+  bool newly_created = false;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return api_error(503, "unavailable", "the service is stopping");
+    row.id = jobs::new_job_id();
+    row.tenant_id = c.tenant.id;
+    row.key_id = c.key.id;
+    row.state = store::JobState::kQueued;
+    row.request_json = accepted.dump();
+    row.idempotency_key = idempotency_key;
+    row.created_at = jobs::now_rfc3339();
+    // Capacity first, so a refused request leaves nothing behind.
+    QueuedJob q{row.id, c.tenant.id};
+    const size_t tenant_cap =
+        std::min(static_cast<size_t>(std::max(0, c.tenant.limits.max_queued)), tenant_max_queued(config_, c.tenant.name));
+    if (auto why = queue_.admit(q, tenant_cap)) return api_error(429, "overloaded", "tenant " + c.tenant.name + ": " + *why);
+    remember_share(c.tenant);
+    auto created = store_.create_job(row);
+    if (!created) {
+      queue_.remove(row.id);
+      return storage_failure(created.error());
+    }
+    if (!created->second) {
+      queue_.remove(row.id);  // idempotent replay: the earlier job stands
+    } else if (request->answers) {
+      // The answers are written before any worker can take the job; if another
+      // request answered one of them meanwhile, this job never runs.
+      std::vector<store::DataRequestAnswer> answers;
+      for (const auto& id : request->answers->requests)
+        answers.push_back({c.tenant.id, request->answers->job, id, store::AnswerState::kAnswered, row.id, "",
+                           c.key.id, row.created_at});
+      if (auto st = store_.answer_data_requests(answers); !st) {
+        queue_.remove(row.id);
+        unanswered = ApiError{st.error().kind == ErrorKind::kRefused ? 409 : 500,
+                              st.error().kind == ErrorKind::kRefused ? "already_answered" : "internal",
+                              st.error().message()};
+      } else {
+        log({{"event", "job_queued"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"key_id", row.key_id},
+             {"answers", request->answers->job}});
+        work_.notify_one();
+      }
+    } else {
+      log({{"event", "job_queued"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"key_id", row.key_id}});
+      work_.notify_one();
+    }
+    newly_created = created->second;
+    if (!unanswered) created_view = view(created->first);
   }
-  if (!created->second) {
-    queue_.remove(row.id);  // idempotent replay: the earlier job stands
-  } else {
-    log({{"event", "job_queued"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"key_id", row.key_id}});
-    work_.notify_one();
+  if (unanswered) {
+    finish_without_running(row, jobs::Outcome::kInputRejected, "answers: " + unanswered->message);
+    return std::unexpected(*unanswered);
   }
-  return std::pair{view(created->first), created->second};
+  return std::pair{created_view, newly_created};
+}
+
+ApiResult<std::string> JobService::answerable_record_hash(const Caller& c, const std::string& job_id,
+                                                         const std::vector<std::string>& request_ids) {
+  auto first = store_.job(c.tenant.id, job_id);  // another tenant's job answers as missing
+  if (!first) return internal(first.error().message());
+  if (!*first) return not_found("job " + job_id);
+  if ((*first)->state != store::JobState::kFinished)
+    return api_error(409, "not_finished", "job " + job_id + " has not finished");
+  auto rec = store_.record(c.tenant.id, job_id);
+  if (!rec) return internal(rec.error().message());
+  if (!*rec) return api_error(409, "not_finished", "job " + job_id + " has no record yet");
+  auto answers = store_.data_request_answers(c.tenant.id, job_id);
+  if (!answers) return internal(answers.error().message());
+  auto record = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
+  if (auto why = unanswerable(job_id, record, request_ids, *answers)) return std::unexpected(*why);
+  return (*rec)->hash;
+}
+
+ApiResult<json> JobService::refuse_data_request(const Caller& c, const std::string& job_id,
+                                                const std::string& request_id, const json& body) {
+  if (auto no = c.lacks({"run"})) return std::unexpected(*no);
+  if (auto why = refusal_reason_problem(body)) return api_error(400, "bad_request", *why);
+  auto hash = answerable_record_hash(c, job_id, {request_id});
+  if (!hash) return std::unexpected(hash.error());
+  store::DataRequestAnswer a{c.tenant.id, job_id, request_id, store::AnswerState::kRefused, "",
+                             body["reason"].get<std::string>(), c.key.id, jobs::now_rfc3339()};
+  if (auto st = store_.answer_data_requests({a}); !st) {
+    if (st.error().kind == ErrorKind::kRefused) return api_error(409, "already_answered", st.error().message());
+    return storage_failure(st.error());
+  }
+  log({{"event", "data_request_refused"}, {"job_id", job_id}, {"request_id", request_id}, {"tenant", c.tenant.id},
+       {"key_id", c.key.id}});
+  auto row = store_.job(c.tenant.id, job_id);
+  if (!row || !*row) return internal("job vanished");
+  return view(**row);
 }
 
 json JobService::view(const store::JobRow& row) {
@@ -301,6 +373,11 @@ json JobService::view(const store::JobRow& row) {
   if (row.state == store::JobState::kFinished) {
     auto rec = store_.record(row.tenant_id, row.id);
     if (rec && *rec) v["record"] = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
+    // What the job asked the application for, and what became of each request.
+    if (v.contains("record") && v["record"].is_object() && v["record"].contains("data_requests")) {
+      auto answers = store_.data_request_answers(row.tenant_id, row.id);
+      v["data_requests"] = data_requests_view(v["record"], answers ? *answers : std::vector<store::DataRequestAnswer>{});
+    }
   }
   return v;
 }
@@ -654,6 +731,9 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
   (void)sys::remove_tree(dir);
 
   jobs::JobRecord& rec = ran.record;
+  if (request->answers)
+    rec.answers = jobs::JobRecord::Answers{request->answers->job, request->answers->requests,
+                                           request->answers->record_sha256};
   const std::string finished_at = jobs::now_rfc3339();
   rec.service = jobs::JobRecord::ServiceSide{row.tenant_id, row.key_id, row.created_at, row.started_at, finished_at, {}};
   // The service's own share of the job's time, beside the engine's "timing".

@@ -70,6 +70,11 @@ class JobService {
   ApiResult<nlohmann::json> job(const Caller& c, const std::string& id);
   ApiResult<nlohmann::json> list_jobs(const Caller& c, const std::map<std::string, std::string>& query);
   ApiResult<nlohmann::json> cancel(const Caller& c, const std::string& id);
+  // POST /v1/jobs/{id}/requests/{request_id}/refuse {"reason"}: scope run, the
+  // caller's tenant's job; 404 unknown, 409 already answered or refused.
+  // Returns the job view.
+  ApiResult<nlohmann::json> refuse_data_request(const Caller& c, const std::string& job_id,
+                                                const std::string& request_id, const nlohmann::json& body);
   ApiResult<OutputFile> output(const Caller& c, const std::string& id, const std::string& name);
   ApiResult<nlohmann::json> publish(const Caller& c, const std::string& id, const std::string& name);
   ApiResult<nlohmann::json> usage(const Caller& c, const std::string& from, const std::string& to);
@@ -95,6 +100,10 @@ class JobService {
  private:
   // The job `id` as `c` may read it: any tenant's for an admin key, else only its own tenant's.
   Result<std::optional<store::JobRow>> readable_job(const Caller& c, const std::string& id);
+  // The stored record hash of the caller's tenant's finished job whose
+  // `request_ids` are all open (service/data_request_answers.h), or why not.
+  ApiResult<std::string> answerable_record_hash(const Caller& c, const std::string& job_id,
+                                                const std::vector<std::string>& request_ids);
   void worker_loop();
   void housekeeping_loop();
   // Runs the job taken from the queue; `cancel` is null when it could not be

@@ -39,6 +39,28 @@ std::string snapshot_removal_record_json(const SnapshotRow& snapshot, const std:
   return j.dump();
 }
 
+std::string data_request_answer_record_json(const DataRequestAnswer& a) {
+  nlohmann::json j = {{"kind", "data_request_answer"}, {"job_id", a.job_id}, {"request_id", a.request_id}};
+  if (a.state == AnswerState::kAnswered) {
+    j["answer"] = "job";
+    j["by_job"] = a.by_job;
+  } else {
+    j["answer"] = "refused";
+    j["reason"] = a.reason;
+  }
+  j["key_id"] = a.key_id;
+  j["at"] = a.at;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool is_data_request_answer_record(std::string_view json) {
+  auto j = parse_json_or_discarded(json, kMaxStoredJsonDepth);
+  if (!j.is_object()) return false;
+  auto kind = j.find("kind");
+  auto job = j.find("job_id");
+  return kind != j.end() && *kind == "data_request_answer" && job != j.end() && job->is_string();
+}
+
 bool is_snapshot_removal_record(std::string_view json) {
   auto j = parse_json_or_discarded(json, kMaxStoredJsonDepth);
   if (!j.is_object()) return false;
@@ -64,7 +86,9 @@ void ChainVerifier::problem(const StoredRecord& record, const std::string& what)
   if (!record.job_id.empty())
     where += " (job " + record.job_id + ")";
   else
-    where += is_snapshot_removal_record(record.json) ? " (snapshot removal)" : " (retention)";
+    where += is_snapshot_removal_record(record.json)      ? " (snapshot removal)"
+             : is_data_request_answer_record(record.json) ? " (data request answer)"
+                                                          : " (retention)";
   problems_.push_back(where + " " + what);
 }
 
@@ -91,8 +115,8 @@ void ChainVerifier::add(const StoredRecord& record) {
   if (!started_) start();
   ++records_;
   if (record.job_id.empty() && !parse_retention_record(record.json) &&
-      !is_snapshot_removal_record(record.json))
-    problem(record, "has no job and is not a retention or snapshot removal record");
+      !is_snapshot_removal_record(record.json) && !is_data_request_answer_record(record.json))
+    problem(record, "has no job and is not a retention, snapshot removal or data request answer record");
   if (record.seq < expected_seq_) {
     problem(record, "is still present although a retention record covers it");
   } else {

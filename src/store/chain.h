@@ -32,6 +32,12 @@ std::string snapshot_removal_record_json(const SnapshotRow& snapshot, const std:
                                          uint64_t released_contents);
 bool is_snapshot_removal_record(std::string_view json);
 
+// {"kind":"data_request_answer","job_id":"...","request_id":"r1","answer":"refused",
+//  "reason":"...","key_id":"...","at":"..."}, or with "answer":"job","by_job":"...":
+// appended (with an empty job_id) when the application answers a job's request.
+std::string data_request_answer_record_json(const DataRequestAnswer& answer);
+bool is_data_request_answer_record(std::string_view json);
+
 // What a retention record says it removed; nullopt when `json` is not one.
 struct RetentionCover {
   int64_t through_seq = 0;
@@ -46,7 +52,8 @@ struct ChainHead {
   std::string hash;
 };
 
-// Records with an empty job_id are retention or snapshot-removal records.
+// Records with an empty job_id are retention, snapshot-removal or
+// data-request-answer records.
 // Usage: note_retention() for every record with an empty job_id, then
 // add() for every record in ascending seq, then finish().
 class ChainVerifier {

@@ -161,11 +161,27 @@ CREATE TABLE snapshot_files (
 ) STRICT;
 CREATE INDEX snapshot_files_sha256 ON snapshot_files(sha256);
 )sql",
+    // 2 -> 3: the application's answers to jobs' data requests
+    // (docs/data-requests.md); each is also a chained record.
+    R"sql(
+CREATE TABLE data_request_answers (
+  job_id     TEXT NOT NULL REFERENCES jobs(id),
+  request_id TEXT NOT NULL,
+  tenant_id  TEXT NOT NULL,
+  state      TEXT NOT NULL CHECK (state IN ('answered', 'refused')),
+  by_job     TEXT NOT NULL DEFAULT '',
+  reason     TEXT NOT NULL DEFAULT '',
+  key_id     TEXT NOT NULL,
+  at         TEXT NOT NULL,
+  PRIMARY KEY (job_id, request_id)
+) STRICT;
+)sql",
 };
 
 // PRAGMA user_version takes no bound parameter; the values are our own constants.
 constexpr std::array<const char*, kSchemaVersion + 1> kSetVersion = {
-    "PRAGMA user_version = 0", "PRAGMA user_version = 1", "PRAGMA user_version = 2"};
+    "PRAGMA user_version = 0", "PRAGMA user_version = 1", "PRAGMA user_version = 2",
+    "PRAGMA user_version = 3"};
 
 }  // namespace
 

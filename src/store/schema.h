@@ -8,7 +8,7 @@
 
 namespace airlock::store {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 Result<int> schema_version(Database& db);
 Status migrate(Database& db);

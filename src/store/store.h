@@ -153,6 +153,15 @@ class Store {
   Result<StoredRecord> close_session(const std::string& id, const std::string& reason, const std::string& closed_at,
                                      const std::string& record_json);
 
+  // Data request answers (docs/data-requests.md). In one write: for each
+  // answer, refused (err 0, kind kRefused, "request r1 of job J is already
+  // answered") when the request already has one; else its row and a chained
+  // data_request_answer record in the tenant's chain. All or none.
+  Status answer_data_requests(const std::vector<DataRequestAnswer>& answers);
+  // The answers of the tenant's job, by request id order of arrival.
+  Result<std::vector<DataRequestAnswer>> data_request_answers(const std::string& tenant_id,
+                                                              const std::string& job_id);
+
   // Removes, per tenant, the longest prefix of the chain whose records were
   // created before `before`, with their jobs, artifact rows and publications,
   // and the artifact files no longer referenced; appends a retention record

@@ -127,6 +127,7 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
         if (!visited) return std::unexpected(visited.error());
       }
       for (const char* text : {"DELETE FROM publications WHERE job_id = ?1",
+                               "DELETE FROM data_request_answers WHERE job_id = ?1",
                                "DELETE FROM artifacts WHERE job_id = ?1",
                                "DELETE FROM jobs WHERE id = ?1"}) {
         auto s = sql(text);

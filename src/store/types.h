@@ -124,6 +124,18 @@ struct StorageUsage {
   uint64_t total() const { return artifacts + snapshots + uploads; }
 };
 
+// What the application decided about one data request of a finished job
+// (docs/data-requests.md): answered by a follow-up job, or refused.
+enum class AnswerState { kAnswered, kRefused };
+struct DataRequestAnswer {
+  std::string tenant_id, job_id, request_id;
+  AnswerState state = AnswerState::kRefused;
+  std::string by_job;  // kAnswered: the follow-up job
+  std::string reason;  // kRefused
+  std::string key_id;  // who decided
+  std::string at;      // RFC 3339
+};
+
 struct VerifyReport {
   bool ok = true;
   uint64_t records = 0;

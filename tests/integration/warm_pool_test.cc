@@ -132,8 +132,8 @@ TEST(WarmPool, NothingOfOnePreloadedJobReachesTheNext) {
   auto nl2 = out_b.find('\n', nl + 1);
   ASSERT_NE(nl2, std::string::npos) << b.dump();
   EXPECT_EQ(out_b.substr(0, nl), "False False False");
-  // /proc/self/fd while listing: 0, 1, 2 and the directory fd itself.
-  EXPECT_EQ(out_b.substr(nl + 1, nl2 - nl - 1), "[] [] ['0', '1', '2', '3']");
+  // /proc/self/fd while listing: 0, 1, 2, the data request channel (3) and the directory fd itself.
+  EXPECT_EQ(out_b.substr(nl + 1, nl2 - nl - 1), "[] [] ['0', '1', '2', '3', '4']");
   std::string rand_a = out_of(a), rand_b = out_b.substr(nl2 + 1);
   auto first_two = [](const std::string& line) { return line.substr(0, line.rfind(' ')); };
   EXPECT_NE(first_two(rand_a), first_two(rand_b)) << "numpy and random state repeated across jobs";

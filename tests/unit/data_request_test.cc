@@ -112,7 +112,7 @@ TEST(RequestReader, SplitsLinesAcrossPiecesAndNumbersAcceptedRequests) {
 }
 
 TEST(RequestReader, AFloodOfOneLineKeepsOnlyTheLimit) {
-  Limits limits{4, 4096};
+  Limits limits{4, 4096, 8 << 20};
   RequestReader reader(limits);
   const std::string chunk(64 << 10, 'A');
   for (int i = 0; i < 64; ++i) reader.feed(chunk);  // 4 MiB, no newline
@@ -172,6 +172,37 @@ TEST(RequestIds, AreNumberedFromOne) {
   EXPECT_TRUE(valid_request_name("sales-2025_v2.csv"));
   EXPECT_FALSE(valid_request_name("a/b"));
   EXPECT_FALSE(valid_request_name(""));
+}
+
+}  // namespace
+}  // namespace airlock::requests
+
+namespace airlock::requests {
+namespace {
+
+TEST(RequestReader, ClosesTheChannelPastItsByteLimit) {
+  RequestReader reader(Limits{4, 4096, 10000});
+  EXPECT_TRUE(reader.feed(R"({"name": "a", "why": "w"})" "\n"));
+  const std::string flood(64 << 10, '\n');  // blank lines: no request, only bytes
+  EXPECT_FALSE(reader.feed(flood)) << "past 10000 bytes the caller must close the channel";
+  EXPECT_FALSE(reader.feed(R"({"name": "b", "why": "w"})" "\n")) << "nothing is read once closed";
+  reader.finish();
+  EXPECT_EQ(reader.bytes_read(), 10000u) << "not a byte past the limit is looked at";
+  ASSERT_EQ(reader.requests().size(), 1u);
+  auto refused = reader.refused();
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].reason, "the channel carried more than 10000 bytes: closed, the rest not read");
+  EXPECT_EQ(refused[0].bytes, 10000u);
+  EXPECT_EQ(refused[0].lines, 0u);
+}
+
+TEST(RequestReader, APendingLineAtTheClosingIsNotParsed) {
+  RequestReader reader(Limits{4, 4096, 30});
+  EXPECT_FALSE(reader.feed(R"({"name": "a", "why": "a long reason"})"));  // 37 bytes, cut at 30
+  reader.finish();
+  EXPECT_TRUE(reader.requests().empty());
+  ASSERT_EQ(reader.refused().size(), 1u);
+  EXPECT_NE(reader.refused()[0].reason.find("closed"), std::string::npos);
 }
 
 }  // namespace

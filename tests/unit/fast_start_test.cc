@@ -85,6 +85,10 @@ TEST(Preload, OnlyPlainPythonInvocationsArePreloadable) {
   EXPECT_FALSE(preloadable({"/opt/python3", "a.py"}, {}, "3.11"));
   EXPECT_FALSE(preloadable({"sh", "a.py"}, {}, "3.11"));
   EXPECT_FALSE(preloadable({"python3", "a.py"}, {"PYTHONPATH=/x"}, "3.11"));
+  // The data request helper's directory is every job's PYTHONPATH: the runner applies it.
+  EXPECT_TRUE(preloadable({"python3", "a.py"}, {"PYTHONPATH=/run/airlock/python"}, "3.11"));
+  EXPECT_FALSE(preloadable({"python3", "a.py"}, {"PYTHONPATH=/x:/run/airlock/python"}, "3.11"));
+  EXPECT_TRUE(preloadable({"python3", "a.py"}, jobs::job_environment({}), "3.11"));
 }
 
 TEST(Preload, RunnerCallEscapesEveryByte) {

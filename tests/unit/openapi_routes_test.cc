@@ -34,6 +34,7 @@ const std::set<Route> kRoutes = {
     {"GET", "/v1/jobs"},
     {"GET", "/v1/jobs/{id}"},
     {"POST", "/v1/jobs/{id}/cancel"},
+    {"POST", "/v1/jobs/{id}/requests/{request_id}/refuse"},
     {"GET", "/v1/jobs/{id}/events"},
     {"GET", "/v1/jobs/{id}/outputs/{name}"},
     {"POST", "/v1/jobs/{id}/outputs/{name}/publish"},

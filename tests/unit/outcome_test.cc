@@ -100,3 +100,51 @@ TEST(Outcome, CliExitStatus) {
   EXPECT_EQ(cli_exit_status(Outcome::kSandboxError, {}), 125);
   EXPECT_EQ(cli_exit_status(Outcome::kCancelled, {}), 130);
 }
+
+namespace {
+
+RunFacts asked(size_t requests, int code = 0) {
+  RunFacts f = exited(code);
+  f.data_requests = requests;
+  return f;
+}
+
+TEST(Outcome, AJobThatAskedEndsInputRequested) {
+  EXPECT_EQ(outcome_name(Outcome::kInputRequested), "input_requested");
+  auto d = decide_outcome(asked(1), 1000, 1000);
+  EXPECT_EQ(d.outcome, Outcome::kInputRequested);
+  EXPECT_EQ(d.reason, "the program asked the application for data (1 request)");
+  // However the program ended after asking: what it asked for decides.
+  auto failed = decide_outcome(asked(2, 3), 1000, 1000);
+  EXPECT_EQ(failed.outcome, Outcome::kInputRequested);
+  EXPECT_EQ(failed.reason, "the program asked the application for data (2 requests); it then exited with status 3");
+  RunFacts rejected = asked(1);
+  rejected.outputs_rejected = true;
+  EXPECT_EQ(decide_outcome(rejected, 1000, 1000).outcome, Outcome::kInputRequested);
+  EXPECT_EQ(decide_outcome(asked(0), 1000, 1000).outcome, Outcome::kSucceeded) << "refused lines ask nothing";
+}
+
+TEST(Outcome, CancelAndLimitsOutrankARequest) {
+  RunFacts c = asked(1);
+  c.cancelled = true;
+  EXPECT_EQ(decide_outcome(c, 1000, 1000).outcome, Outcome::kCancelled);
+  RunFacts t = asked(1);
+  t.timed_out = true;
+  EXPECT_EQ(decide_outcome(t, 1000, 1000).outcome, Outcome::kTimedOut);
+  RunFacts cpu = asked(1);
+  cpu.cpu_exceeded = true;
+  EXPECT_EQ(decide_outcome(cpu, 1000, 1000).outcome, Outcome::kCpuLimit);
+  RunFacts oom = asked(1, 137);
+  oom.oom_kills = 1;
+  EXPECT_EQ(decide_outcome(oom, 1000, 1000).outcome, Outcome::kMemoryLimit);
+}
+
+TEST(Outcome, InputRequestedIsNotCheckedOrStoredAndExits119) {
+  Decision ran{Outcome::kInputRequested, "asked"};
+  AfterRun after;
+  after.failed_check = "x: y";
+  EXPECT_EQ(finish_decision(ran, after).outcome, Outcome::kInputRequested);
+  EXPECT_EQ(cli_exit_status(Outcome::kInputRequested, asked(1)), 119);
+}
+
+}  // namespace

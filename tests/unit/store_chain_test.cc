@@ -329,3 +329,52 @@ TEST(ChainVerifier, FindsEachKindOfDamage) {
 
 }  // namespace
 }  // namespace airlock::store
+
+namespace airlock::store {
+namespace {
+
+TEST_F(StoreChain, DataRequestAnswersAreChainedOnceEach) {
+  StoredRecord asked = job(a_, 1);
+  DataRequestAnswer refusal{a_, asked.job_id, "r1", AnswerState::kRefused, "", "not shared", "k", at(2)};
+  ASSERT_TRUE(store_->answer_data_requests({refusal}));
+  DataRequestAnswer by_job{a_, asked.job_id, "r2", AnswerState::kAnswered, "follow", "", "k", at(2)};
+  DataRequestAnswer again = refusal;
+  again.reason = "twice";
+  auto twice = store_->answer_data_requests({by_job, again});
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().kind, ErrorKind::kRefused);
+  EXPECT_EQ(twice.error().what, "request r1 of job " + asked.job_id + " is already refused");
+  auto kept = store_->data_request_answers(a_, asked.job_id);
+  ASSERT_TRUE(kept);
+  ASSERT_EQ(kept->size(), 1u) << "all or none: r2 was not answered either";
+  EXPECT_EQ((*kept)[0].reason, "not shared");
+  EXPECT_TRUE(store_->data_request_answers(b_, asked.job_id)->empty()) << "another tenant sees none";
+  ASSERT_TRUE(store_->answer_data_requests({by_job}));
+
+  VerifyReport report = verify();
+  EXPECT_TRUE(report.ok) << (report.problems.empty() ? "" : report.problems[0]);
+  EXPECT_EQ(report.records, 3u);
+  // The answer is a link of the chain: changing it is caught.
+  ASSERT_EQ(raw_exec(db(), "DROP TRIGGER records_append_only; UPDATE records SET json = replace(json, "
+                           "'not shared', 'shared') WHERE seq = 2"),
+            "");
+  EXPECT_TRUE(mentions(verify(), "(data request answer)", "hash mismatch"));
+}
+
+TEST(DataRequestAnswerRecord, NamesTheJobTheRequestAndTheDecision) {
+  auto refused = nlohmann::json::parse(data_request_answer_record_json(
+      {"t", "j1", "r1", AnswerState::kRefused, "", "no", "k", "2026-12-01T20:00:00.000Z"}));
+  EXPECT_EQ(refused, nlohmann::json({{"kind", "data_request_answer"}, {"job_id", "j1"}, {"request_id", "r1"},
+                                     {"answer", "refused"}, {"reason", "no"}, {"key_id", "k"},
+                                     {"at", "2026-12-01T20:00:00.000Z"}}));
+  auto answered = nlohmann::json::parse(
+      data_request_answer_record_json({"t", "j1", "r2", AnswerState::kAnswered, "j2", "", "k", "at"}));
+  EXPECT_EQ(answered["answer"], "job");
+  EXPECT_EQ(answered["by_job"], "j2");
+  EXPECT_FALSE(answered.contains("reason"));
+  EXPECT_TRUE(is_data_request_answer_record(answered.dump()));
+  EXPECT_FALSE(is_data_request_answer_record(R"({"kind": "retention"})"));
+}
+
+}  // namespace
+}  // namespace airlock::store

@@ -7,6 +7,8 @@ cwd_link = os.readlink("/proc/self/cwd")
 cwd = os.getcwd()
 fds = sorted(int(n) for n in os.listdir("/proc/self/fd"))
 fds = [n for n in fds if n <= 2 or os.path.lexists("/proc/self/fd/%d" % n)]  # drop listdir's own
+# fd 3 is the data request channel (a pipe, docs/data-requests.md): not a directory, checked as one below
+channel = int(os.environ.get("AIRLOCK_REQUEST_FD", "-1"))
 dirs = []
 for n in fds:
     try:
@@ -18,7 +20,8 @@ for n in fds:
 up = os.path.realpath(os.path.join(cwd_link, *([".."] * 20)))
 root_entries = sorted(os.listdir(up))
 print("cwd", cwd, "link", cwd_link, "fds", fds, "dir fds", dirs, "root", root_entries)
-if cwd != "/workspace" or cwd_link != "/workspace" or dirs or fds != [0, 1, 2] or "work" in root_entries:
+others = [n for n in fds if n != channel or not stat.S_ISFIFO(os.fstat(n).st_mode)]
+if cwd != "/workspace" or cwd_link != "/workspace" or dirs or others != [0, 1, 2] or "work" in root_entries:
     print("ESCAPED cwd/fd state:", cwd, cwd_link, fds, dirs)
 else:
     print("BLOCKED cwd=/workspace fds=0,1,2")

@@ -1,5 +1,5 @@
 # case: host-environment
-# why: the code sees exactly the documented minimal environment plus --env, nothing of the host
+# why: the code sees exactly the documented minimal environment (with the data request channel's variables) plus --env, nothing of the host
 # args: --env HOSTILE_PROBE=42
 # expect-outcome: succeeded
 # expect-stdout: BLOCKED env is exactly the minimal set
@@ -9,7 +9,9 @@
 import os
 want = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/workspace", "TMPDIR": "/tmp",
         "LANG": "C.UTF-8", "USER": "sandbox", "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": "/tmp/matplotlib", "HOSTILE_PROBE": "42"}
+        "MPLCONFIGDIR": "/tmp/matplotlib", "PYTHONPATH": "/run/airlock/python",
+        "AIRLOCK_REQUEST_FD": "3", "AIRLOCK_REQUEST_LIMIT": "4", "AIRLOCK_REQUEST_BYTES": "4096",
+        "HOSTILE_PROBE": "42"}
 got = dict(os.environ)
 extra = sorted(set(got) - set(want))
 missing = sorted(set(want) - set(got))

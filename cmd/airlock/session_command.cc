@@ -34,6 +34,9 @@ const char* const kSessionUsage =
     "                                 as DIR/<exec id>-<n>.png. '-' reads the code from stdin; put\n"
     "                                 code that starts with '-' after '--'. Ctrl-C interrupts the\n"
     "                                 call; a second Ctrl-C leaves it running and exits.\n"
+    "         [--answer REQUEST_ID ...]  the data requests (r1, ...) this call answers: upload\n"
+    "                                 what they asked for first\n"
+    "  refuse ID REQUEST_ID REASON... refuse a data request of the session, with a reason\n"
     "  interrupt ID                   interrupt the running call\n"
     "  restart ID                     restart the kernel (variables go, files stay)\n"
     "  files upload ID LOCAL_FILE [REMOTE_PATH]   into /workspace (default: the file's name)\n"
@@ -156,6 +159,17 @@ int simple_post(const SessionArgs& a, SessionConn& conn, const std::string& acti
     print_json(*view);
   else
     std::printf("%s %s\n", done, a.positional[0].c_str());
+  return kExitOk;
+}
+
+int refuse(const SessionArgs& a, SessionConn& conn) {
+  std::string reason;
+  for (size_t i = 2; i < a.positional.size(); ++i) reason += (i > 2 ? " " : "") + a.positional[i];
+  auto view = call_json(conn, "POST", session_path(a.positional[0]) + "/requests/" + a.positional[1] + "/refuse",
+                        json{{"reason", reason}}.dump());
+  if (!view) return kExitFailed;
+  if (a.json) return print_json(*view), kExitOk;
+  std::printf("refused %s of %s\n", a.positional[1].c_str(), a.positional[0].c_str());
   return kExitOk;
 }
 
@@ -282,5 +296,6 @@ int session_command(const std::vector<std::string>& args) {
   if (v == "restart") return simple_post(*a, *conn, "restart", "restarted the kernel of");
   if (v == "files") return files(*a, *conn);
   if (v == "close") return close(*a, *conn);
+  if (v == "refuse") return refuse(*a, *conn);
   return snapshots(*a, *conn);
 }

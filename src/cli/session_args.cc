@@ -20,7 +20,7 @@ struct VerbSpec {
 
 const std::set<std::string> kValueOptions = {"--server", "--key-file", "--idle-timeout", "--max-lifetime", "--memory",
                                              "--timeout", "--input",   "--snapshot",     "-f",            "--figures",
-                                             "--image"};
+                                             "--image",  "--answer"};
 
 // Options every verb takes: --server, --key-file, --json.
 const std::map<std::string, VerbSpec>& verbs() {
@@ -28,7 +28,8 @@ const std::map<std::string, VerbSpec>& verbs() {
       {"create", {{"--idle-timeout", "--max-lifetime", "--memory", "--timeout", "--input", "--snapshot", "--image"}, 0, 0}},
       {"list", {{}, 0, 0}},
       {"get", {{}, 1, 1}},
-      {"exec", {{"--shell", "--timeout", "-f", "--figures"}, 1, SIZE_MAX}},
+      {"exec", {{"--shell", "--timeout", "-f", "--figures", "--answer"}, 1, SIZE_MAX}},
+      {"refuse", {{}, 3, SIZE_MAX}},  // ID REQUEST_ID REASON...
       {"interrupt", {{}, 1, 1}},
       {"restart", {{}, 1, 1}},
       {"files upload", {{}, 2, 3}},
@@ -90,6 +91,8 @@ Status set_option(SessionArgs& a, const std::string& opt, const std::string& val
     a.code_file = value;
   } else if (opt == "--figures") {
     a.figures_dir = value;
+  } else if (opt == "--answer") {
+    a.answers.push_back(value);
   }
   return {};
 }
@@ -196,6 +199,7 @@ json create_body(const SessionArgs& a) {
 json exec_body(const SessionArgs& a, const std::string& code) {
   json body = {{"code", code}, {"kind", a.shell ? "shell" : "python"}};
   if (a.timeout_s) body["timeout_s"] = *a.timeout_s;
+  if (!a.answers.empty()) body["answers"] = a.answers;
   return body;
 }
 

@@ -39,6 +39,7 @@ struct SessionArgs {
   bool shell = false;
   std::optional<std::string> code_file;  // -f FILE
   std::optional<std::string> figures_dir;
+  std::vector<std::string> answers;  // --answer ID: data requests this call answers
 };
 
 // Options may come anywhere; "--opt VALUE" or "--opt=VALUE"; after "--"

@@ -20,11 +20,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// The job limits, for each call (a tenant cannot raise them), and the session's own.
-SessionRequestLimits request_limits(const ServiceConfig&) {
-  SessionRequestLimits limits;
-  return limits;
-}
+// The job limits (requests::Limits' defaults) for each call, and the
+// session's own; a tenant cannot raise them. The operator's settings
+// (data_requests_per_job, data_request_bytes) join here once ServiceConfig has them.
+SessionRequestLimits request_limits(const ServiceConfig&) { return SessionRequestLimits{}; }
 
 SessionCaps session_caps(const ServiceConfig& c) {
   SessionCaps s;
@@ -323,9 +322,9 @@ ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, c
   auto view = (*s)->submit(*request, "x" + jobs::new_job_id(), c.key.id);
   if (!view && !(*s)->close_reason().empty()) return api_error(409, "session_closed", view.error().message());
   if (!view && view.error().kind == ErrorKind::kNotFound)
-    return api_error(409, "data_request_unknown", view.error().message());
+    return not_found(view.error().message());
   if (!view && view.error().kind == ErrorKind::kRefused)
-    return api_error(409, "data_request_not_open", view.error().message());
+    return api_error(409, "already_answered", view.error().message());
   if (!view && view.error().kind == ErrorKind::kInvalid) return api_error(400, "bad_request", view.error().message());
   if (!view) return api_error(409, "busy", view.error().message());
   if (wait_s) *wait_s = request->wait_s;
@@ -445,7 +444,7 @@ ApiResult<json> SessionService::refuse_request(const Caller& c, const std::strin
     return api_error(400, "bad_request", "reason: 1-1000 bytes");
   auto refused = (*s)->refuse_request(request_id, reason, c.key.id);
   if (!refused && refused.error().kind == ErrorKind::kNotFound) return not_found("data request " + request_id);
-  if (!refused) return api_error(409, "data_request_not_open", refused.error().message());
+  if (!refused) return api_error(409, "already_answered", refused.error().message());
   return *refused;
 }
 

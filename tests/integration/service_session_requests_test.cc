@@ -22,6 +22,7 @@ namespace {
 
 class SessionRequests : public ::testing::Test {
  protected:
+  explicit SessionRequests(std::vector<std::string> args = {}) : svc(std::move(args)) {}
   std::string create() {
     auto r = http.request("POST", "/v1/sessions", json{{"idle_timeout_s", 120}}.dump(), svc.alpha.auth());
     EXPECT_EQ(r.status, 201) << r.body;
@@ -63,6 +64,27 @@ class SessionRequests : public ::testing::Test {
   ServiceProcess svc;
   HttpClient http{svc.port()};
 };
+
+// The same with the service's preloaded pool on: sessions start as forks of
+// the preloaded interpreter (mostly as spares), each kernel a fork of its keeper.
+class SessionRequestsPreloaded : public SessionRequests {
+ protected:
+  SessionRequestsPreloaded() : SessionRequests({"--preloaded", "1"}) {}
+};
+
+TEST_F(SessionRequestsPreloaded, APreloadedSessionAsksAndIsAnswered) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  EXPECT_EQ(get("/v1/sessions/" + sid)["start"], "preloaded");
+  json asked = exec(sid, "import airlock_request\nkept = 41\nairlock_request.ask('more.csv', 'one more file')");
+  ASSERT_EQ(asked["status"], "input_requested") << asked.dump(2);
+  ASSERT_EQ(asked["data_requests"][0]["id"], "r1");
+  upload(sid, "more.csv", "n\n1\n");
+  json done = exec(sid, "kept + int(open('more.csv').read().split()[1])", {{"answers", {"r1"}}});
+  ASSERT_EQ(done["status"], "ok") << done.dump(2);
+  EXPECT_EQ(done["result"]["value"], "42");
+  close(sid);
+}
 
 TEST_F(SessionRequests, ACallAsksForAThirdCsvAndTheAnswerLetsTheNextCallSucceed) {
   std::string sid = create();
@@ -108,12 +130,12 @@ TEST_F(SessionRequests, ACallAsksForAThirdCsvAndTheAnswerLetsTheNextCallSucceed)
   auto again = http.request("POST", "/v1/sessions/" + sid + "/execs",
                             json{{"code", "1"}, {"answers", {"r1"}}}.dump(), svc.alpha.auth());
   EXPECT_EQ(again.status, 409) << again.body;
-  EXPECT_EQ(again.json()["error"]["code"], "data_request_not_open") << again.body;
+  EXPECT_EQ(again.json()["error"]["code"], "already_answered") << again.body;
   EXPECT_EQ(refuse(sid, "r1", "too late").status, 409);
   // An id the session never gave is refused too, before the call runs.
   auto unknown = http.request("POST", "/v1/sessions/" + sid + "/execs",
                               json{{"code", "1"}, {"answers", {"r7"}}}.dump(), svc.alpha.auth());
-  EXPECT_EQ(unknown.status, 409) << unknown.body;
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
   close(sid);
 }
 

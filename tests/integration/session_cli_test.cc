@@ -251,6 +251,27 @@ TEST_F(SessionCli, ExitStatusesOfCallsThatFailTimeOutOrAreInterrupted) {
   EXPECT_EQ(cli({"exec", sid, "print('still here')"}).out, "still here\n");
 }
 
+TEST_F(SessionCli, ACallThatAsksForDataExitsThreeAndIsAnsweredOrRefused) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  CliRun plain = cli({"exec", sid, "import airlock_request\nn = 2\nairlock_request.ask('more.csv', 'one more export')"});
+  EXPECT_EQ(plain.status, 3) << plain.err;
+  EXPECT_NE(plain.err.find("asks for data: r1 more.csv: one more export"), std::string::npos) << plain.err;
+  std::string local = dir.sub("more.csv");
+  std::ofstream(local) << "n\n40\n";
+  ASSERT_EQ(cli({"files", "upload", sid, local}).status, 0);
+  CliRun answered = cli({"exec", sid, "--answer", "r1", "n + int(open('more.csv').read().split()[1])"});
+  EXPECT_EQ(answered.status, 0) << answered.err;
+  EXPECT_EQ(answered.out, "42\n");
+  CliRun again = cli({"exec", sid, "airlock_request.ask('other.csv', 'why not')"});
+  EXPECT_EQ(again.status, 3) << again.err;
+  CliRun refused = cli({"refuse", sid, "r2", "not", "for", "you"});
+  EXPECT_EQ(refused.status, 0) << refused.err;
+  EXPECT_EQ(refused.out, "refused r2 of " + sid + "\n");
+  EXPECT_EQ(cli({"refuse", sid, "r2", "twice"}).status, 2);  // 409: refused already
+  EXPECT_EQ(cli({"exec", sid, "airlock_request.answer('r2')['reason']"}).out, "'not for you'\n");
+}
+
 TEST_F(SessionCli, MissingKeyBadServerAndUnknownIdsAreClear) {
   std::string server = "AIRLOCK_SERVER=http://127.0.0.1:" + std::to_string(svc.port());
   CliRun no_key = run_cli({"list"}, {server});

@@ -44,6 +44,17 @@ TEST(SessionArgs, ExecCodeComesFromWordsAFileOrStdin) {
   EXPECT_EQ(exec_body(parse_ok({"exec", "s1", "1+1"}), "1+1"), json::parse(R"({"code": "1+1", "kind": "python"})"));
 }
 
+TEST(SessionArgs, ACallAnswersDataRequestsAndARefusalTakesItsReason) {
+  auto answered = parse_ok({"exec", "s1", "--answer", "r1", "--answer=r2", "df.shape"});
+  EXPECT_EQ(exec_body(answered, "df.shape"),
+            json::parse(R"({"code": "df.shape", "kind": "python", "answers": ["r1", "r2"]})"));
+  auto refused = parse_ok({"refuse", "s1", "r3", "not", "for", "this", "assistant"});
+  EXPECT_EQ(refused.verb, "refuse");
+  EXPECT_EQ(refused.positional, (std::vector<std::string>{"s1", "r3", "not", "for", "this", "assistant"}));
+  EXPECT_FALSE(parse_session_args({"refuse", "s1", "r3"}));  // a refusal needs its reason
+  EXPECT_FALSE(parse_session_args({"create", "--answer", "r1"}));  // only a call answers
+}
+
 TEST(SessionArgs, MistakesAreNamed) {
   EXPECT_EQ(parse_error({}), "session needs a command");
   EXPECT_EQ(parse_error({"frobnicate"}), "unknown session command 'frobnicate'");

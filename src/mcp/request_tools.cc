@@ -4,6 +4,7 @@
 // the refusal is recorded under that key like any other API call.
 #include "http/url.h"
 #include "mcp/content.h"
+#include "mcp/data_requests.h"
 #include "mcp/tools.h"
 
 namespace airlock::mcp {
@@ -20,15 +21,17 @@ ToolResult refuse_data_request(const json& args, ApiConnection& api, const CallC
   auto r = api.call("POST", path, json{{"reason", args["reason"]}}.dump());
   if (!ok(r)) return api_error_result(r);
   json v = body_json(r);
-  // The API answers the request with its answer, or the whole view: read either.
-  json answer = v.is_object() && v.contains("answer") && v["answer"].is_object()
-                    ? v["answer"]
-                    : json{{"state", "refused"}, {"reason", args["reason"]}};
+  // A session answers the request, a job its whole view: find the request's answer in either.
+  json answer = json{{"state", "refused"}, {"reason", args["reason"]}};
+  if (v.is_object() && v.contains("answer") && v["answer"].is_object()) answer = v["answer"];
+  for (const auto& q : job_requests(v))
+    if (q["id"] == request_id) answer = q["answer"];
   ToolResult out;
   out.structured = {{job ? "job_id" : "session_id", owner},
                     {"request_id", request_id},
                     {"state", answer.value("state", "refused")},
                     {"reason", answer.value("reason", args["reason"].get<std::string>())}};
+  if (answer.contains("key_id")) out.structured["key_id"] = answer["key_id"];
   out.content.push_back(text_block(
       "request " + request_id + " of " + (job ? "job " : "session ") + owner +
       " is refused; the refusal and its reason are recorded. " +

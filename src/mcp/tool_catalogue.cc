@@ -262,7 +262,7 @@ std::vector<ToolDef> build() {
           "reason": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Why the data is not given; recorded."}}})"),
        json::parse(R"({"type": "object", "required": ["request_id", "state"], "properties": {
           "job_id": {"type": "string"}, "session_id": {"type": "string"}, "request_id": {"type": "string"},
-          "state": {"type": "string"}, "reason": {"type": "string"}}})")});
+          "state": {"type": "string"}, "reason": {"type": "string"}, "key_id": {"type": "string"}}})")});
   return tools;
 }
 

@@ -284,7 +284,7 @@ export function defineSuite(name, makeClient) {
       assert.match(asked.content[0].text, /run_in_session again with answers \["r1"\]/);
       const unknown = await alpha.callTool({ name: 'run_in_session', arguments: { session_id: sid, code: '1', answers: ['r9'] } });
       assert.equal(unknown.isError, true);
-      assert.match(text(unknown), /409 data_request_unknown/);
+      assert.match(text(unknown), /404 not_found/);
       await alpha.callTool({ name: 'write_session_file', arguments: { session_id: sid, path: 'west.csv', text: 'region,amount\nwest,5\n' } });
       const answered = await alpha.callTool({ name: 'run_in_session', arguments: { session_id: sid, code, answers: ['r1'] } });
       assert.equal(answered.isError, false, text(answered));

@@ -3,7 +3,7 @@ job that asks for a third CSV, the application answering with a follow-up
 that succeeds, a refusal; the same in a session."""
 import pytest
 
-from airlock_serve import Client, Conflict, DataRequest, DataRequestNotOpen, DataRequestUnknown, NotFound
+from airlock_serve import AlreadyAnswered, Client, DataRequest, NotFound
 
 # Sums the amounts of three regional exports; the third is not among the
 # inputs of the first run, so the code asks the application for it.
@@ -49,11 +49,15 @@ def test_a_job_asks_and_a_follow_up_answers(client, exports):
 
     [answered] = first.refresh().data_requests
     assert answered.state == "answered" and answered.answer["by_job"] == follow.id
-    # An answered request cannot be answered again or refused.
-    with pytest.raises(Conflict):
+    # An answered request cannot be answered again or refused; a job that did not ask has no r1.
+    with pytest.raises(AlreadyAnswered):
         client.create_job(code="print(1)", answers=first.answers("r1"))
-    with pytest.raises(Conflict):
+    with pytest.raises(AlreadyAnswered):
         first.refuse("r1", "too late")
+    with pytest.raises(NotFound):
+        client.create_job(code="print(1)", answers=follow.answers("r1"))
+    with pytest.raises(NotFound):
+        client.create_job(code="print(1)", answers=first.answers("r9"))
 
 
 def test_a_job_request_refused(client, service, exports):
@@ -65,15 +69,16 @@ def test_a_job_request_refused(client, service, exports):
         beta.refuse_job_request(first.id, "r1", "not yours")
     with pytest.raises(NotFound):
         beta.create_job(code="print(1)", answers=first.answers())
-    first.refuse("r1", "the west export is confidential")
+    assert first.refuse("r1", "the west export is confidential") is first
+    assert first.data_requests[0].state == "refused"  # the answer of the refusal
     [req] = first.refresh().data_requests
     assert req.state == "refused"
     assert req.answer["reason"] == "the west export is confidential"
     assert req.answer.get("key_id")
     # Refused is final: neither a second refusal nor a follow-up.
-    with pytest.raises(Conflict):
+    with pytest.raises(AlreadyAnswered):
         first.refuse("r1", "again")
-    with pytest.raises(Conflict):
+    with pytest.raises(AlreadyAnswered):
         client.create_job(code="print(1)", answers=first.answers("r1"))
     with pytest.raises(NotFound):
         first.refuse("r9", "no such request")
@@ -101,7 +106,7 @@ def test_a_session_call_asks_answered_and_refused(client):
         assert s.run("kept + 1").value == "42"
 
         # An answer naming a request the session does not have is refused before the call runs.
-        with pytest.raises(DataRequestUnknown):
+        with pytest.raises(NotFound):
             s.run("kept = 0", answers=["r7"])
         assert s.run("kept").value == "41"
         with pytest.raises(NotFound):
@@ -118,11 +123,11 @@ def test_a_session_call_asks_answered_and_refused(client):
         assert again.status == "input_requested"
         assert [r.id for r in again.data_requests] == ["r2"]
         s.refuse("r2", "no cost data for this analysis")
-        with pytest.raises(DataRequestNotOpen):
+        with pytest.raises(AlreadyAnswered):
             s.refuse("r2", "twice")
-        with pytest.raises(DataRequestNotOpen):
+        with pytest.raises(AlreadyAnswered):
             s.refuse("r1", "already answered")
-        with pytest.raises(DataRequestNotOpen):
+        with pytest.raises(AlreadyAnswered):
             s.run("1", answers=["r2"])
         learned = s.run("import airlock_request\nairlock_request.answer('r2')")
         assert learned.ok, learned.traceback

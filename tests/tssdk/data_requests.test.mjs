@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import { sdkPath, startServe } from "./support/serve.mjs";
 
 const {
-  AirlockClient, ConflictError, DataRequestNotOpenError, DataRequestUnknownError, NotFoundError, answersFor, jobDataRequests,
+  AirlockClient, AlreadyAnsweredError, NotFoundError, answersFor, jobDataRequests,
   recordText,
 } = await import(sdkPath);
 
@@ -63,8 +63,9 @@ test("a job asks for data; a follow-up job with answers succeeds and both record
   const [answered] = jobDataRequests(await client.getJob(first.id));
   assert.equal(answered.answer.state, "answered");
   assert.equal(answered.answer.by_job, follow.id);
-  await assert.rejects(client.createJob({ code: "print(1)", answers: answersFor(first, "r1") }), ConflictError);
-  await assert.rejects(client.refuseJobDataRequest(first.id, "r1", "too late"), ConflictError);
+  await assert.rejects(client.createJob({ code: "print(1)", answers: answersFor(first, "r1") }), AlreadyAnsweredError);
+  await assert.rejects(client.refuseJobDataRequest(first.id, "r1", "too late"), AlreadyAnsweredError);
+  await assert.rejects(client.createJob({ code: "print(1)", answers: answersFor(first, "r9") }), NotFoundError);
 });
 
 test("a job's request refused: recorded with its reason, final, and out of another tenant's reach", async () => {
@@ -77,8 +78,8 @@ test("a job's request refused: recorded with its reason, final, and out of anoth
   assert.equal(req.answer.state, "refused");
   assert.equal(req.answer.reason, "the west export is confidential");
   assert.ok(req.answer.key_id);
-  await assert.rejects(client.refuseJobDataRequest(first.id, "r1", "again"), ConflictError);
-  await assert.rejects(client.createJob({ code: "print(1)", answers: answersFor(first, "r1") }), ConflictError);
+  await assert.rejects(client.refuseJobDataRequest(first.id, "r1", "again"), AlreadyAnsweredError);
+  await assert.rejects(client.createJob({ code: "print(1)", answers: answersFor(first, "r1") }), AlreadyAnsweredError);
 });
 
 test("a session call asks; answered by a file and a call with answers, then another refused", async () => {
@@ -99,7 +100,7 @@ test("a session call asks; answered by a file and a call with answers, then anot
                      [["r1", "west_sales", "the west export is needed", "open"]]);
     assert.equal((await session.run("kept + 1")).value, "42", "the kernel's state stays");
 
-    await assert.rejects(session.run("kept = 0", { answers: ["r7"] }), DataRequestUnknownError);
+    await assert.rejects(session.run("kept = 0", { answers: ["r7"] }), NotFoundError);
     assert.equal((await session.run("kept")).value, "41", "a refused answer ran nothing");
     await assert.rejects(session.refuse("r7", "no such request"), NotFoundError);
     await session.writeFile("west.csv", "region,amount\nwest,5\n");
@@ -110,9 +111,9 @@ test("a session call asks; answered by a file and a call with answers, then anot
     const again = await session.run("import airlock_request\nairlock_request.ask('costs', 'costs are not in the workspace')");
     assert.deepEqual(again.dataRequests.map((r) => r.id), ["r2"]);
     await session.refuse("r2", "no cost data for this analysis");
-    await assert.rejects(session.refuse("r2", "twice"), DataRequestNotOpenError);
-    await assert.rejects(session.refuse("r1", "already answered"), DataRequestNotOpenError);
-    await assert.rejects(session.run("1", { answers: ["r2"] }), DataRequestNotOpenError);
+    await assert.rejects(session.refuse("r2", "twice"), AlreadyAnsweredError);
+    await assert.rejects(session.refuse("r1", "already answered"), AlreadyAnsweredError);
+    await assert.rejects(session.run("1", { answers: ["r2"] }), AlreadyAnsweredError);
     await assert.rejects(other.refuseSessionDataRequest(session.id, "r2", "not yours"), NotFoundError);
     const learned = await session.run("import airlock_request\nairlock_request.answer('r2')");
     assert.equal(learned.status, "ok", learned.traceback);

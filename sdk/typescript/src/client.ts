@@ -36,7 +36,6 @@ import type {
   TenantUsage,
   UsageQuery,
   Pools,
-  RefusedRequest,
   RefusedSessionRequest,
   UploadedFile,
   WorkspaceFile,
@@ -234,10 +233,12 @@ export class AirlockClient implements Operations {
   }
 
   /**
-   * Refuses a job's data request with a reason (scope run; recorded in the tenant's chain).
-   * ConflictError (409) when it was answered or refused already; NotFoundError for another tenant's job.
+   * Refuses a job's data request with a reason (scope run; a chained record in the tenant's chain);
+   * answers the job with the request refused. AlreadyAnsweredError (409) when it was answered or
+   * refused already, NotInputRequestedError when the job did not end input_requested; NotFoundError
+   * for an unknown request or another tenant's job.
    */
-  refuseJobDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<RefusedRequest> {
+  refuseJobDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<Job> {
     return this.transport.json({
       ...o, operation: "refuseJobDataRequest", method: "POST",
       path: `/v1/jobs/${enc(id)}/requests/${enc(requestId)}/refuse`, json: { reason },

@@ -62,10 +62,10 @@ export class SessionStartingError extends ConflictError { override name = "Sessi
 export class SessionClosedError extends ConflictError { override name = "SessionClosedError"; }
 export class NotAFileError extends ConflictError { override name = "NotAFileError"; }
 export class NotADirectoryError extends ConflictError { override name = "NotADirectoryError"; }
-/** 409 data_request_not_open: the data request was answered or refused already. */
-export class DataRequestNotOpenError extends ConflictError { override name = "DataRequestNotOpenError"; }
-/** 409 data_request_unknown: a call's answers name a request the session does not have. */
-export class DataRequestUnknownError extends ConflictError { override name = "DataRequestUnknownError"; }
+/** 409 already_answered: a job's or a session's data request was answered or refused already. */
+export class AlreadyAnsweredError extends ConflictError { override name = "AlreadyAnsweredError"; }
+/** 409 not_input_requested: the job did not end input_requested, so its requests cannot be answered. */
+export class NotInputRequestedError extends ConflictError { override name = "NotInputRequestedError"; }
 export class TooLargeError extends PayloadTooLargeError { override name = "TooLargeError"; }
 export class BodyTooLargeError extends PayloadTooLargeError { override name = "BodyTooLargeError"; }
 export class StorageQuotaError extends PayloadTooLargeError { override name = "StorageQuotaError"; }
@@ -110,8 +110,8 @@ export const ERROR_CLASSES: Readonly<Record<string, ApiErrorClass>> = {
   "409 session_closed": SessionClosedError,
   "409 not_a_file": NotAFileError,
   "409 not_a_directory": NotADirectoryError,
-  "409 data_request_not_open": DataRequestNotOpenError,
-  "409 data_request_unknown": DataRequestUnknownError,
+  "409 already_answered": AlreadyAnsweredError,
+  "409 not_input_requested": NotInputRequestedError,
   "413 too_large": TooLargeError,
   "413 body_too_large": BodyTooLargeError,
   "413 storage_quota": StorageQuotaError,

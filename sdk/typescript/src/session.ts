@@ -11,11 +11,11 @@ import type {
   CallEvent,
   CallResult,
   CallStatus,
-  DataRequest,
   Exec,
   ExecList,
   ExecRequest,
   FileListing,
+  SessionDataRequest,
   SessionView,
   Snapshot,
   WorkspaceFile,
@@ -59,7 +59,7 @@ export interface RunResult {
   /** status is "input_requested": the code asked the application for data (see dataRequests). */
   inputRequested: boolean;
   /** What the code asked for, each with its answer; [] unless it asked. */
-  dataRequests: DataRequest[];
+  dataRequests: SessionDataRequest[];
   /** The call as the service answered it. */
   call: Exec;
 }

@@ -61,33 +61,16 @@ export type Snapshot = Schemas["Snapshot"];
 export type SnapshotList = Schemas["SnapshotList"];
 export type Deleted = Answer<"deleteSessionFile", 200>;
 export type SnapshotDeleted = Answer<"deleteSnapshot", 200>;
-export type RefusedRequest = Answer<"refuseJobDataRequest", 200>;
+/** A job's data request; every field but `answer` was written by the sandboxed code. */
+export type JobDataRequest = Schemas["DataRequest"];
+/** A session's data request (r1, r2, ... across its calls), with the call that asked. */
 export type SessionDataRequest = Schemas["SessionDataRequest"];
-export type RefusedSessionRequest = Answer<"refuseSessionDataRequest", 200>;
-
-/** How a data request was answered. */
-export type DataRequestAnswer =
-  | { state: "open" }
-  | { state: "answered"; by_job?: string; by_call?: string; at?: string }
-  | { state: "refused"; reason: string; at?: string; key_id?: string };
-
-/** One request for data by the sandboxed code; every field but `answer` was written by that code. */
-export interface DataRequest {
-  /** r1, r2, ... in the order received (in a session: across its calls). */
-  id: string;
-  name: string;
-  why: string;
-  description?: string | null;
-  /** A JSON object of scalars. */
-  params?: Record<string, string | number | boolean | null> | null;
-  answer: DataRequestAnswer;
-}
-
+export type DataRequest = JobDataRequest | SessionDataRequest;
+export type DataRequestAnswer = DataRequest["answer"];
+export type JobDataRequests = Schemas["JobDataRequests"];
 /** A follow-up job's `answers`: the job that asked and the requests this job provides the data for. */
-export interface JobAnswers {
-  job: string;
-  requests: string[];
-}
+export type JobAnswers = Schemas["JobAnswers"];
+export type RefusedSessionRequest = Answer<"refuseSessionDataRequest", 200>;
 
 /** Live output of a job or a call: the chunk and the byte offset where it starts. */
 export interface OutputEvent {

@@ -173,10 +173,11 @@ class Client:
         return self._t.json("POST", f"/v1/jobs/{_q(job_id)}/outputs/{_q(name)}/publish")
 
     def refuse_job_request(self, job_id, request_id, reason):
-        """Refuses a job's data request with a reason (scope run; recorded in the tenant's chain).
-        Conflict (409) if it was answered or refused already."""
-        return self._t.json("POST", f"/v1/jobs/{_q(job_id)}/requests/{_q(request_id)}/refuse",
-                            body={"reason": reason})
+        """Refuses a job's data request with a reason (scope run; a chained record in the tenant's
+        chain); returns the Job with the request refused. AlreadyAnswered (409) if it was answered
+        or refused already, NotInputRequested if the job did not end input_requested."""
+        return Job(self, self._t.json("POST", f"/v1/jobs/{_q(job_id)}/requests/{_q(request_id)}/refuse",
+                                      body={"reason": reason}))
 
     # Sessions
     def open_session(self, *, policy=None, inputs=None, snapshot=None, idle_timeout_s=None, max_lifetime_s=None,

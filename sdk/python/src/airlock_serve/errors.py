@@ -100,12 +100,12 @@ class NotADirectory(Conflict):
     """A part of the path is not a directory."""
 
 
-class DataRequestNotOpen(Conflict):
-    """The data request was answered or refused already."""
+class AlreadyAnswered(Conflict):
+    """A job's or a session's data request was answered or refused already."""
 
 
-class DataRequestUnknown(Conflict):
-    """A call's answers name a request the session does not have."""
+class NotInputRequested(Conflict):
+    """The job did not end input_requested: it has no requests to answer or refuse."""
 
 
 # 413, 422, 431
@@ -207,8 +207,8 @@ ERRORS = {
     "starting": Starting,
     "not_a_file": NotAFile,
     "not_a_directory": NotADirectory,
-    "data_request_not_open": DataRequestNotOpen,
-    "data_request_unknown": DataRequestUnknown,
+    "already_answered": AlreadyAnswered,
+    "not_input_requested": NotInputRequested,
     "too_large": TooLarge,
     "body_too_large": BodyTooLarge,
     "storage_quota": StorageQuota,

@@ -54,8 +54,9 @@ class Job:
         return {"job": self.id, "requests": ids}
 
     def refuse(self, request_id, reason):
-        """Refuses one of the job's requests with a reason (recorded); returns the API's answer."""
-        return self._client.refuse_job_request(self.id, request_id, reason)
+        """Refuses one of the job's requests with a reason (recorded); returns self, as the service now shows it."""
+        self.data = self._client.refuse_job_request(self.id, request_id, reason).data
+        return self
 
     def refresh(self):
         self.data = self._client.get_job(self.id).data

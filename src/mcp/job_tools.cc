@@ -248,6 +248,9 @@ ToolResult get_job_record(const json& args, ApiConnection& api, const CallContex
                     {"state", str(view, "state")},
                     {"outcome", view.contains("outcome") ? view["outcome"] : json(nullptr)},
                     {"record", record}};
+  // The requests with their answers as of now (the record has them as asked).
+  json requests = job_requests(view);
+  if (!requests.empty()) out.structured["data_requests"] = requests;
   auto text = cap_text(view.dump(1, ' ', false, json::error_handler_t::replace), 64 << 10);
   out.content.push_back(
       text_block(text.text + (text.capped ? "\n" + cap_note("record", text) : "")));

@@ -239,14 +239,16 @@ std::vector<ToolDef> build() {
       {"get_job_record", "Read a job's record",
        "Returns the record of a job from run_code: who ran what, with which policy, the input and "
        "output manifests with sha256 and verdicts, the outcome and its reason, usage, network "
-       "attempts (allowed or denied) and cleanup. A job of another tenant answers like one that "
-       "does not exist.",
+       "attempts (allowed or denied) and cleanup; for a job that asked for data, data_requests with "
+       "each request's answer (open, answered by a follow-up job, or refused). A job of another "
+       "tenant answers like one that does not exist.",
        json::parse(
            R"({"type": "object", "additionalProperties": false, "required": ["job_id"], "properties": {
           "job_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The job_id from run_code."}}})"),
        json::parse(R"({"type": "object", "required": ["job_id", "state"], "properties": {
           "job_id": {"type": "string"}, "state": {"type": "string"}, "outcome": {"type": ["string", "null"]},
           "record": {"type": ["object", "null"]}}})")});
+  tools.back().output_schema["properties"]["data_requests"] = data_requests_schema();
   tools.push_back(
       {"refuse_data_request", "Refuse a data request of a job or a session",
        "Refuses one data request (from a run_code or run_in_session result with status "

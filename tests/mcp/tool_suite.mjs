@@ -250,6 +250,9 @@ export function defineSuite(name, makeClient) {
     assert.equal(follow.structuredContent.stdout, 'total 8\n');
     const rec = await alpha.callTool({ name: 'get_job_record', arguments: { job_id: follow.structuredContent.job_id } });
     assert.equal(rec.structuredContent.record.answers.job, jobId);
+    const asked = await alpha.callTool({ name: 'get_job_record', arguments: { job_id: jobId } });
+    assert.deepEqual(asked.structuredContent.data_requests[0].answer.state, 'answered');
+    assert.equal(asked.structuredContent.data_requests[0].answer.by_job, follow.structuredContent.job_id);
     const again = await alpha.callTool({ name: 'run_code', arguments: { code: 'print(1)', answers: { job: jobId, requests: ['r1'] } } });
     assert.equal(again.isError, true);
     assert.match(text(again), /409/);
@@ -266,7 +269,10 @@ export function defineSuite(name, makeClient) {
     assert.equal(refused.isError, false, text(refused));
     assert.equal(refused.structuredContent.state, 'refused');
     const rec = await alpha.callTool({ name: 'get_job_record', arguments: { job_id: jobId } });
-    assert.match(JSON.stringify(rec.structuredContent), /the west export is confidential/);
+    const [answer] = rec.structuredContent.data_requests.map((q) => q.answer);
+    assert.equal(answer.state, 'refused', text(rec));
+    assert.equal(answer.reason, 'the west export is confidential');
+    assert.equal(refused.structuredContent.key_id, answer.key_id);
     const twice = await alpha.callTool({ name: 'refuse_data_request', arguments: { job_id: jobId, request_id: 'r1', reason: 'again' } });
     assert.equal(twice.isError, true);
     assert.match(text(twice), /409/);

@@ -6,6 +6,7 @@
 #include "http/url.h"
 #include "base/base64.h"
 #include "mcp/content.h"
+#include "mcp/data_requests.h"
 #include "mcp/event_follow.h"
 #include "mcp/tools.h"
 
@@ -57,6 +58,7 @@ std::expected<json, ToolResult> job_body(const json& args, ApiConnection& api) {
     }
   }
   if (!inputs.empty()) body["inputs"] = inputs;
+  if (args.contains("answers")) body["answers"] = args["answers"];
   if (args.contains("policy")) {
     json policy = json::object();
     for (const char* k : {"timeout_s", "memory_mb", "cpus"})
@@ -110,6 +112,8 @@ std::string describe_attempt(const json& a) {
   std::string reason = str(a, "reason");
   return reason.empty() ? text : text + " (" + reason + ")";
 }
+
+}  // namespace
 
 ToolResult job_result(ApiConnection& api, const json& view) {
   const json& rec =
@@ -183,10 +187,19 @@ ToolResult job_result(ApiConnection& api, const json& view) {
   for (auto& b : blocks) out.content.push_back(std::move(b));
   out.structured = s;
   out.is_error = outcome != "succeeded" || !denied.empty();
+  if (outcome == "input_requested") {
+    // The code asked for data: the requests lead, and it is not an error
+    // (the assistant passes them on instead of reading a failure into them).
+    json requests = job_requests(view);
+    s["data_requests"] = requests;
+    out.structured = s;
+    out.content.insert(out.content.begin(),
+                       text_block(data_request_text({.kind = "job", .job_id = id}, requests,
+                                                    job_requests_refused(view))));
+    out.is_error = !denied.empty();
+  }
   return out;
 }
-
-}  // namespace
 
 ToolResult run_code(const json& args, ApiConnection& api, const CallContext& ctx) {
   auto body = job_body(args, api);
@@ -235,6 +248,9 @@ ToolResult get_job_record(const json& args, ApiConnection& api, const CallContex
                     {"state", str(view, "state")},
                     {"outcome", view.contains("outcome") ? view["outcome"] : json(nullptr)},
                     {"record", record}};
+  // The requests with their answers as of now (the record has them as asked).
+  json requests = job_requests(view);
+  if (!requests.empty()) out.structured["data_requests"] = requests;
   auto text = cap_text(view.dump(1, ' ', false, json::error_handler_t::replace), 64 << 10);
   out.content.push_back(
       text_block(text.text + (text.capped ? "\n" + cap_note("record", text) : "")));

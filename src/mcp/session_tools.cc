@@ -4,6 +4,7 @@
 #include "http/url.h"
 #include "base/base64.h"
 #include "mcp/content.h"
+#include "mcp/data_requests.h"
 #include "mcp/event_follow.h"
 #include "mcp/tools.h"
 
@@ -16,6 +17,8 @@ namespace {
 std::string session_path(const json& args) {
   return "/v1/sessions/" + api::percent_encode(args["session_id"].get<std::string>());
 }
+
+}  // namespace
 
 ToolResult call_result(const json& view) {
   json result = view.value("result", json::object());
@@ -67,10 +70,19 @@ ToolResult call_result(const json& view) {
       out.content.push_back(image_block(f.get<std::string>(), "image/png"));
   out.structured = s;
   out.is_error = status != "ok";
+  if (status == "input_requested") {
+    // The code asked for data: not an error; the requests lead (see data_requests.h).
+    json requests = call_requests(view);
+    out.structured["data_requests"] = requests;
+    out.content.insert(out.content.begin(),
+                       text_block(data_request_text({.kind = "session",
+                                                     .session_id = str(view, "session_id"),
+                                                     .call_id = str(view, "id")},
+                                                    requests, call_requests_refused(view))));
+    out.is_error = false;
+  }
   return out;
 }
-
-}  // namespace
 
 ToolResult open_session(const json& args, ApiConnection& api, const CallContext&) {
   json body = json::object();
@@ -98,6 +110,7 @@ ToolResult open_session(const json& args, ApiConnection& api, const CallContext&
 ToolResult run_in_session(const json& args, ApiConnection& api, const CallContext& ctx) {
   json body = {{"code", args["code"]}, {"kind", args.value("language", "python")}};
   if (args.contains("timeout_s")) body["timeout_s"] = args["timeout_s"];
+  if (args.contains("answers")) body["answers"] = args["answers"];
   std::string base = session_path(args);
   auto r = api.call("POST", base + "/execs", body.dump());
   if (!ok(r)) return api_error_result(r);

@@ -18,6 +18,22 @@ const char* const kErrors =
 const char* const kSessionId =
     R"({"type": "string", "minLength": 1, "maxLength": 64, "description": "The session_id that open_session returned."})";
 
+const char* const kDataRequests =
+    " When the code asks the application for data (airlock_request.ask in the sandbox), the result "
+    "is not an error: its status is input_requested and data_requests lists what the code asks "
+    "for and why. Pass that on to the user or the application; never invent the data. Once it is "
+    "provided, call again with answers (the request ids) and the data as a file; or refuse a "
+    "request with refuse_data_request.";
+
+// What structuredContent.data_requests lists: the requests as the sandboxed
+// code wrote them (data to relay, not instructions) and each one's answer.
+json data_requests_schema() {
+  return json::parse(R"({"type": "array", "items": {"type": "object", "properties": {
+      "id": {"type": "string"}, "name": {"type": "string"}, "why": {"type": "string"},
+      "description": {"type": ["string", "null"]}, "params": {"type": ["object", "null"]},
+      "answer": {"type": "object"}}}})");
+}
+
 json policy_schema() {
   return json::parse(R"({
     "type": "object", "additionalProperties": false,
@@ -51,6 +67,12 @@ json run_code_input() {
           "text": {"type": "string", "maxLength": 262144, "description": "Inline file content, at most 256 KiB."}}}}
     }})");
   s["properties"]["policy"] = policy_schema();
+  s["properties"]["answers"] = json::parse(R"({
+    "type": "object", "additionalProperties": false, "required": ["job", "requests"],
+    "description": "This run answers data requests of an earlier job that ended input_requested: that job's id and the request ids this run provides the data for (as files).",
+    "properties": {
+      "job": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The job_id of the job that asked."},
+      "requests": {"type": "array", "maxItems": 32, "items": {"type": "string", "minLength": 1, "maxLength": 16}, "description": "Request ids, e.g. [\"r1\"]."}}})");
   return s;
 }
 
@@ -65,6 +87,7 @@ json run_code_output() {
       "limits_hit": {"type": "array"},
       "outputs": {"type": "array"}}})");
   s["properties"]["outputs"]["items"] = output_entry_schema();
+  s["properties"]["data_requests"] = data_requests_schema();
   return s;
 }
 
@@ -86,7 +109,7 @@ std::vector<ToolDef> build() {
            "other outputs as links with their sha256. Live output is sent as progress while it "
            "runs; "
            "cancelling the request cancels the job.") +
-           kErrors,
+           kErrors + kDataRequests,
        run_code_input(), run_code_output()});
   tools.push_back(
       {"upload_file", "Upload a file for later runs",
@@ -129,8 +152,16 @@ std::vector<ToolDef> build() {
       R"({"type": "object", "additionalProperties": false, "required": ["session_id", "code"], "properties": {
           "code": {"type": "string", "minLength": 1, "maxLength": 1000000, "description": "Python source (runs in the session's namespace; the value of a last expression is returned) or a shell command line."},
           "language": {"type": "string", "enum": ["python", "shell"], "description": "python (default) or shell."},
-          "timeout_s": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "This call's timeout (default: the session's)."}}})");
+          "timeout_s": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "This call's timeout (default: the session's)."},
+          "answers": {"type": "array", "maxItems": 32, "items": {"type": "string", "minLength": 1, "maxLength": 16},
+                      "description": "Ids of data requests of this session (from an input_requested call) whose data this call answers, after it was written into the session."}}})");
   run_in["properties"]["session_id"] = json::parse(kSessionId);
+  json run_in_out = json::parse(R"({"type": "object", "required": ["call_id", "status"], "properties": {
+          "call_id": {"type": "string"}, "session_id": {"type": "string"}, "status": {"type": "string"},
+          "stdout": {"type": "string"}, "stderr": {"type": "string"}, "value": {"type": "string"},
+          "error": {"type": "string"}, "exit_code": {"type": ["integer", "null"]}, "figures": {"type": "integer"},
+          "capped": {"type": "array", "items": {"type": "string"}}}})");
+  run_in_out["properties"]["data_requests"] = data_requests_schema();
   tools.push_back(
       {"run_in_session", "Run code in an open session",
        std::string(
@@ -145,12 +176,9 @@ std::vector<ToolDef> build() {
            "(the "
            "traceback is in error), a non-zero shell exit, a timeout or a dead kernel is an error "
            "result; a timed-out or dead kernel may have lost its variables (the error says so).") +
-           " A closed or unknown session_id is an error result: open a new session.",
-       run_in, json::parse(R"({"type": "object", "required": ["call_id", "status"], "properties": {
-          "call_id": {"type": "string"}, "session_id": {"type": "string"}, "status": {"type": "string"},
-          "stdout": {"type": "string"}, "stderr": {"type": "string"}, "value": {"type": "string"},
-          "error": {"type": "string"}, "exit_code": {"type": ["integer", "null"]}, "figures": {"type": "integer"},
-          "capped": {"type": "array", "items": {"type": "string"}}}})")});
+           " A closed or unknown session_id is an error result: open a new session." +
+           kDataRequests + " The session and its variables stay while the request is open.",
+       run_in, run_in_out});
   json list_in = json::parse(
       R"({"type": "object", "additionalProperties": false, "required": ["session_id"], "properties": {
           "path": {"type": "string", "maxLength": 1024, "description": "A directory relative to /workspace (default: /workspace itself)."}}})");
@@ -211,14 +239,32 @@ std::vector<ToolDef> build() {
       {"get_job_record", "Read a job's record",
        "Returns the record of a job from run_code: who ran what, with which policy, the input and "
        "output manifests with sha256 and verdicts, the outcome and its reason, usage, network "
-       "attempts (allowed or denied) and cleanup. A job of another tenant answers like one that "
-       "does not exist.",
+       "attempts (allowed or denied) and cleanup; for a job that asked for data, data_requests with "
+       "each request's answer (open, answered by a follow-up job, or refused). A job of another "
+       "tenant answers like one that does not exist.",
        json::parse(
            R"({"type": "object", "additionalProperties": false, "required": ["job_id"], "properties": {
           "job_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The job_id from run_code."}}})"),
        json::parse(R"({"type": "object", "required": ["job_id", "state"], "properties": {
           "job_id": {"type": "string"}, "state": {"type": "string"}, "outcome": {"type": ["string", "null"]},
           "record": {"type": ["object", "null"]}}})")});
+  tools.back().output_schema["properties"]["data_requests"] = data_requests_schema();
+  tools.push_back(
+      {"refuse_data_request", "Refuse a data request of a job or a session",
+       "Refuses one data request (from a run_code or run_in_session result with status "
+       "input_requested) with a reason, when the user or the application decides not to provide "
+       "the data. Give job_id for a job's request or session_id for a session's, the request_id "
+       "(r1, r2, ...) and the reason; the refusal, its reason and the key are recorded. A request "
+       "already answered or refused is an error result (409).",
+       json::parse(
+           R"({"type": "object", "additionalProperties": false, "required": ["request_id", "reason"], "properties": {
+          "job_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The job that asked (give this or session_id)."},
+          "session_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The session whose call asked (give this or job_id)."},
+          "request_id": {"type": "string", "minLength": 1, "maxLength": 16, "description": "The request's id, e.g. r1."},
+          "reason": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Why the data is not given; recorded."}}})"),
+       json::parse(R"({"type": "object", "required": ["request_id", "state"], "properties": {
+          "job_id": {"type": "string"}, "session_id": {"type": "string"}, "request_id": {"type": "string"},
+          "state": {"type": "string"}, "reason": {"type": "string"}, "key_id": {"type": "string"}}})")});
   return tools;
 }
 

@@ -26,6 +26,7 @@ const std::map<std::string, Impl>& impls() {
       {"write_session_file", write_session_file},
       {"snapshot_session", snapshot_session},
       {"close_session", close_session},
+      {"refuse_data_request", refuse_data_request},
   };
   return kImpls;
 }

@@ -20,7 +20,7 @@ ToolResult call_tool(const ToolDef& tool, const nlohmann::json& arguments, ApiCo
 // True when `name` has an implementation (every tool of the catalogue must).
 bool is_implemented(const std::string& name);
 
-// The implementations (job_tools.cc, session_tools.cc).
+// The implementations (job_tools.cc, session_tools.cc, request_tools.cc).
 ToolResult run_code(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 ToolResult upload_file(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 ToolResult get_job_record(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
@@ -34,6 +34,14 @@ ToolResult write_session_file(const nlohmann::json& args, ApiConnection& api,
                               const CallContext& ctx);
 ToolResult snapshot_session(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
 ToolResult close_session(const nlohmann::json& args, ApiConnection& api, const CallContext& ctx);
+ToolResult refuse_data_request(const nlohmann::json& args, ApiConnection& api,
+                               const CallContext& ctx);  // request_tools.cc
+
+// The result of a finished job's view (GET /v1/jobs/{id}) and of an ended
+// session call's view; `api` is used only to fetch a succeeded job's PNG
+// outputs. input_requested is not an error in either (data_requests.h).
+ToolResult job_result(ApiConnection& api, const nlohmann::json& view);
+ToolResult call_result(const nlohmann::json& view);
 
 // The bytes of a file given as {"text": ...} or {"base64": ...} (exactly
 // one); an error text otherwise.

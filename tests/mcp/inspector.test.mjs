@@ -38,7 +38,7 @@ test('inspector --cli over stdio: tools/list and tools/call', async () => {
 test('inspector --cli over Streamable HTTP: tools/list and tools/call', async () => {
   const http = [`${serve.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${serve.keys.alpha}`];
   const list = json(await inspector([...http, '--method', 'tools/list']));
-  assert.equal(list.tools.length, 10);
+  assert.equal(list.tools.length, 11);
   const call = json(await inspector([...http, '--method', 'tools/call', '--tool-name', 'run_code',
                                      '--tool-arg', 'code=print(6*7)']));
   assert.equal(call.structuredContent.outcome, 'succeeded');

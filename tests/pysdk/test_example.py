@@ -52,3 +52,17 @@ def test_the_quick_start_of_the_docs_runs(service, tmp_path, monkeypatch):
     assert scope["job"].outcome == "succeeded" and scope["csv"].startswith(b",0\n")
     assert (tmp_path / "chart.png").read_bytes().startswith(b"\x89PNG")
     assert scope["digest"].startswith("sha256:")
+
+
+def test_the_data_requests_example(service):
+    r = subprocess.run(["/usr/bin/python3", os.path.join(SOURCE, "examples", "agent", "python", "data_requests.py"),
+                        "--url", service.url],
+                       env=dict(os.environ, AIRLOCK_API_KEY=service.keys.alpha), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout
+    assert ": input_requested" in lines
+    assert "the code asks for 'sales_feb'" in lines
+    assert "follow-up job " in lines and ": succeeded: jan=" in lines and "total=" in lines
+    assert "request refused: not in the catalogue of this application" in lines
+    assert "February minus January = " in lines

@@ -245,6 +245,18 @@ test("a session started from a snapshot, and a job started from it", async () =>
   await client.deleteSnapshot(snap.digest);
 });
 
+test("data requests: a job's and a session's request refused (tests/tssdk/data_requests.test.mjs has the rest)", async () => {
+  const ask = "import airlock_request\nairlock_request.ask('more_data', 'the code needs it')";
+  const job = await client.runJob({ code: ask, language: "python" });
+  assert.equal(job.outcome, "input_requested", JSON.stringify(job.record));
+  await client.refuseJobDataRequest(job.id, "r1", "not given");
+  await client.withSession({}, async (s) => {
+    const asked = await s.run(ask);
+    assert.equal(asked.status, "input_requested", asked.traceback);
+    await s.refuse(asked.dataRequests[0].id, "not given");
+  });
+});
+
 test("every operation of docs/openapi.json was called with success", () => {
   const missing = [];
   for (const item of Object.values(doc.paths))

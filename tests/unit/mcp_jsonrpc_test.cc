@@ -101,7 +101,7 @@ TEST(McpProtocol, PingListAndUnknownMethods) {
   EXPECT_EQ(*ping, json::parse(R"({"jsonrpc":"2.0","id":"p","result":{}})"));
   auto list =
       answer(request(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})"), CallContext{}, kNoApi);
-  EXPECT_EQ((*list)["result"]["tools"].size(), 10u);
+  EXPECT_EQ((*list)["result"]["tools"].size(), 11u);
   auto unknown = answer(request(R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})"),
                         CallContext{}, kNoApi);
   EXPECT_EQ((*unknown)["error"]["code"], kMethodNotFound);

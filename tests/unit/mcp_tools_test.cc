@@ -32,9 +32,9 @@ void expect_known_keywords(const json& s, const std::string& where) {
   if (s.contains("items")) expect_known_keywords(s["items"], where + "[]");
 }
 
-TEST(McpCatalogue, TenVerbNounToolsWithSchemasAndDescriptions) {
+TEST(McpCatalogue, ElevenVerbNounToolsWithSchemasAndDescriptions) {
   const auto& tools = tool_catalogue();
-  ASSERT_EQ(tools.size(), 10u);
+  ASSERT_EQ(tools.size(), 11u);
   for (const auto& t : tools) {
     EXPECT_NE(t.name.find('_'), std::string::npos) << t.name;
     EXPECT_EQ(t.input_schema["type"], "object") << t.name;

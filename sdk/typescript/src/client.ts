@@ -39,6 +39,7 @@ import type {
   TenantUsage,
   UsageQuery,
   Pools,
+  RefusedSessionRequest,
   UploadedFile,
   WorkspaceFile,
 } from "./types.js";
@@ -234,6 +235,19 @@ export class AirlockClient implements Operations {
     });
   }
 
+  /**
+   * Refuses a job's data request with a reason (scope run; a chained record in the tenant's chain);
+   * answers the job with the request refused. AlreadyAnsweredError (409) when it was answered or
+   * refused already, NotInputRequestedError when the job did not end input_requested; NotFoundError
+   * for an unknown request or another tenant's job.
+   */
+  refuseJobDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<Job> {
+    return this.transport.json({
+      ...o, operation: "refuseJobDataRequest", method: "POST",
+      path: `/v1/jobs/${enc(id)}/requests/${enc(requestId)}/refuse`, json: { reason },
+    });
+  }
+
   /** Usage and its cost over a time range, optionally grouped by tenant, day or image (scope read or admin). */
   getUsage(query: UsageQuery = {}, o: CallOptions = {}): Promise<TenantUsage> {
     return this.transport.json({ ...o, operation: "getUsage", method: "GET", path: "/v1/usage", query });
@@ -378,6 +392,14 @@ export class AirlockClient implements Operations {
       else if (ev.event === "stdout" || ev.event === "stderr")
         yield { type: ev.event, id: ev.id, offset: data["offset"] as number, text: data["text"] as string };
     }
+  }
+
+  /** Refuses a session's data request with a reason (scope run); ConflictError (409) when it was answered or refused. */
+  refuseSessionDataRequest(id: string, requestId: string, reason: string, o: CallOptions = {}): Promise<RefusedSessionRequest> {
+    return this.transport.json({
+      ...o, operation: "refuseSessionDataRequest", method: "POST",
+      path: `/v1/sessions/${enc(id)}/requests/${enc(requestId)}/refuse`, json: { reason },
+    });
   }
 
   /** Writes a file into the session's /workspace (path relative to it; directories are made). */

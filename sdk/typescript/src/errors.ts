@@ -62,6 +62,10 @@ export class SessionStartingError extends ConflictError { override name = "Sessi
 export class SessionClosedError extends ConflictError { override name = "SessionClosedError"; }
 export class NotAFileError extends ConflictError { override name = "NotAFileError"; }
 export class NotADirectoryError extends ConflictError { override name = "NotADirectoryError"; }
+/** 409 already_answered: a job's or a session's data request was answered or refused already. */
+export class AlreadyAnsweredError extends ConflictError { override name = "AlreadyAnsweredError"; }
+/** 409 not_input_requested: the job did not end input_requested, so its requests cannot be answered. */
+export class NotInputRequestedError extends ConflictError { override name = "NotInputRequestedError"; }
 export class TooLargeError extends PayloadTooLargeError { override name = "TooLargeError"; }
 export class BodyTooLargeError extends PayloadTooLargeError { override name = "BodyTooLargeError"; }
 export class StorageQuotaError extends PayloadTooLargeError { override name = "StorageQuotaError"; }
@@ -106,6 +110,8 @@ export const ERROR_CLASSES: Readonly<Record<string, ApiErrorClass>> = {
   "409 session_closed": SessionClosedError,
   "409 not_a_file": NotAFileError,
   "409 not_a_directory": NotADirectoryError,
+  "409 already_answered": AlreadyAnsweredError,
+  "409 not_input_requested": NotInputRequestedError,
   "413 too_large": TooLargeError,
   "413 body_too_large": BodyTooLargeError,
   "413 storage_quota": StorageQuotaError,

@@ -2,6 +2,7 @@
 export { AirlockClient, VERSION, recordBytes, recordText } from "./client.js";
 export type { ClientOptions, CreateJobOptions, RunJobOptions, WaitOptions } from "./client.js";
 export { Session, runResult } from "./session.js";
+export { answersFor, callDataRequests, jobDataRequests } from "./data_requests.js";
 export type { RunOptions, RunResult } from "./session.js";
 export type { Download, SavedFile } from "./download.js";
 export type { Body, CallOptions, RequestInfo, RetryInfo } from "./http.js";

@@ -3,6 +3,7 @@
 // Close it explicitly, with `await using` (Symbol.asyncDispose), or through client.withSession.
 import type { AirlockClient } from "./client.js";
 import type { Download, SavedFile } from "./download.js";
+import { callDataRequests } from "./data_requests.js";
 import { AirlockTimeoutError } from "./errors.js";
 import type { Body, CallOptions } from "./http.js";
 import type { StreamOptions } from "./sse.js";
@@ -14,6 +15,7 @@ import type {
   ExecList,
   ExecRequest,
   FileListing,
+  SessionDataRequest,
   SessionView,
   Snapshot,
   WorkspaceFile,
@@ -27,6 +29,8 @@ export interface RunOptions extends CallOptions {
   /** Live output as it comes (then the call is followed through its event stream). */
   onOutput?: (event: { type: "stdout" | "stderr"; text: string; offset: number }) => void;
   keepAliveMs?: number;
+  /** Ids of this session's data requests whose data this call provides (written into the session first). */
+  answers?: string[];
 }
 
 /** How a call ended. */
@@ -52,6 +56,10 @@ export interface RunResult {
   ms: number | undefined;
   truncated: CallResult["truncated"];
   usage: CallResult["usage"];
+  /** status is "input_requested": the code asked the application for data (see dataRequests). */
+  inputRequested: boolean;
+  /** What the code asked for, each with its answer; [] unless it asked. */
+  dataRequests: SessionDataRequest[];
   /** The call as the service answered it. */
   call: Exec;
 }
@@ -77,6 +85,8 @@ export function runResult(call: Exec): RunResult {
     ms: r.ms,
     truncated: r.truncated,
     usage: r.usage,
+    inputRequested: call.status === "input_requested",
+    dataRequests: callDataRequests(call),
     call,
   };
 }
@@ -108,7 +118,10 @@ export class Session implements AsyncDisposable {
     const signal = o.signal ? AbortSignal.any([o.signal, timer.signal]) : timer.signal;
     // At least 1 s a request, so that a wait near its deadline does not spin.
     const secondsLeft = () => Math.max(1, Math.min(kMaxWaitS, Math.floor((deadline - Date.now()) / 1000) - 1));
-    const request: ExecRequest = { code, ...(o.kind ? { kind: o.kind } : {}), ...(o.timeoutS ? { timeout_s: o.timeoutS } : {}) };
+    const request: ExecRequest = {
+      code, ...(o.kind ? { kind: o.kind } : {}), ...(o.timeoutS ? { timeout_s: o.timeoutS } : {}),
+      ...(o.answers ? { answers: o.answers } : {}),
+    };
     let call: Exec | undefined;
     try {
       // Submitted without waiting, so that the call's id is known however the wait ends.
@@ -152,6 +165,11 @@ export class Session implements AsyncDisposable {
 
   streamCallEvents(exec: string, o: StreamOptions = {}): AsyncGenerator<CallEvent, void, undefined> {
     return this.client.streamSessionCallEvents(this.id, exec, o);
+  }
+
+  /** Refuses one of the session's data requests; code in a later call reads it with airlock_request.answer(id). */
+  refuse(requestId: string, reason: string, o: CallOptions = {}) {
+    return this.client.refuseSessionDataRequest(this.id, requestId, reason, o);
   }
 
   writeFile(path: string, data: Body, o: CallOptions = {}): Promise<WorkspaceFile> {

@@ -64,6 +64,16 @@ export type SnapshotFilter = QueryOf<"listSnapshots">;
 export type SnapshotQuery = QueryOf<"getSnapshot">;
 export type Deleted = Answer<"deleteSessionFile", 200>;
 export type SnapshotDeleted = Answer<"deleteSnapshot", 200>;
+/** A job's data request; every field but `answer` was written by the sandboxed code. */
+export type JobDataRequest = Schemas["DataRequest"];
+/** A session's data request (r1, r2, ... across its calls), with the call that asked. */
+export type SessionDataRequest = Schemas["SessionDataRequest"];
+export type DataRequest = JobDataRequest | SessionDataRequest;
+export type DataRequestAnswer = DataRequest["answer"];
+export type JobDataRequests = Schemas["JobDataRequests"];
+/** A follow-up job's `answers`: the job that asked and the requests this job provides the data for. */
+export type JobAnswers = Schemas["JobAnswers"];
+export type RefusedSessionRequest = Answer<"refuseSessionDataRequest", 200>;
 
 /** Live output of a job or a call: the chunk and the byte offset where it starts. */
 export interface OutputEvent {

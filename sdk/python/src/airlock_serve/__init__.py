@@ -11,21 +11,22 @@ from .client import OPERATIONS, Client
 from .errors import (
     AirlockError, ApiError, BadRequest, BadJson, BadName, BadPath, InputRejected, TypeNotAllowed,
     Unauthenticated, Forbidden, ForbiddenOrigin, NotFound, Conflict, Busy, NotFinished, NotPublishable,
-    SessionClosed, Starting, NotAFile, NotADirectory, TooLarge, BodyTooLarge, StorageQuota,
+    SessionClosed, Starting, NotAFile, NotADirectory, AlreadyAnswered, NotInputRequested, TooLarge, BodyTooLarge, StorageQuota,
     SnapshotRefused, HeaderTooLarge, TooManyRequests, Overloaded, TooManySessions, ServerError,
     InternalError, SandboxError, Unavailable, Stopping, InsufficientStorage, AirlockTimeout,
     ConnectionFailed, StreamError, IntegrityError,
 )
 from .errors import ERRORS
+from .data_requests import DataRequest
 from .jobs import Job
 from .sessions import CallResult, Session
 
 __version__ = "0.1.0"
 __all__ = [
-    "OPERATIONS", "ERRORS", "Client", "Job", "Session", "CallResult", "Event", "EventStream",
+    "OPERATIONS", "ERRORS", "Client", "Job", "Session", "CallResult", "DataRequest", "Event", "EventStream",
     "AirlockError", "ApiError", "BadRequest", "BadJson", "BadName", "BadPath", "InputRejected",
     "TypeNotAllowed", "Unauthenticated", "Forbidden", "ForbiddenOrigin", "NotFound", "Conflict", "Busy", "NotFinished",
-    "NotPublishable", "SessionClosed", "Starting", "NotAFile", "NotADirectory", "TooLarge",
+    "NotPublishable", "SessionClosed", "Starting", "NotAFile", "NotADirectory", "AlreadyAnswered", "NotInputRequested", "TooLarge",
     "BodyTooLarge", "StorageQuota", "SnapshotRefused", "HeaderTooLarge", "TooManyRequests",
     "Overloaded", "TooManySessions", "ServerError", "InternalError", "SandboxError", "Unavailable",
     "Stopping", "InsufficientStorage", "AirlockTimeout", "ConnectionFailed", "StreamError",

@@ -24,6 +24,7 @@ OPERATIONS = {
     "streamJobEvents": "job_events",
     "downloadOutput": "download_output",
     "publishOutput": "publish_output",
+    "refuseJobDataRequest": "refuse_job_request",
     "getUsage": "usage",
     "getPools": "pools",
     "runRetention": "run_retention",
@@ -42,6 +43,7 @@ OPERATIONS = {
     "deleteSessionFile": "delete_session_file",
     "readSessionFile": "read_session_file",
     "snapshotSession": "snapshot_session",
+    "refuseSessionDataRequest": "refuse_session_request",
     "listSnapshots": "list_snapshots",
     "getSnapshot": "get_snapshot",
     "deleteSnapshot": "delete_snapshot",
@@ -123,12 +125,14 @@ class Client:
 
     # Jobs
     def create_job(self, *, code=None, command=None, language=None, inputs=None, policy=None, checks=None,
-                   snapshot=None, wait_s=None, idempotency_key=None, timeout=None):
+                   snapshot=None, wait_s=None, idempotency_key=None, timeout=None, answers=None):
         """Submits a job (code or command); returns a Job (finished if wait_s sufficed).
-        A fresh Idempotency-Key is sent unless given, so that a retry is not a second job."""
+        A fresh Idempotency-Key is sent unless given, so that a retry is not a second job.
+        answers={"job": ID, "requests": ["r1"]} (or job.answers()): this job provides the data
+        an earlier job asked for (in its inputs); both records link the two."""
         body = {k: v for k, v in {"code": code, "command": command, "language": language, "inputs": inputs,
                                   "policy": policy, "checks": checks, "snapshot": snapshot,
-                                  "wait_s": wait_s}.items() if v is not None}
+                                  "wait_s": wait_s, "answers": answers}.items() if v is not None}
         if not (code is None) ^ (command is None):
             raise ValueError("give code or command")
         headers = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
@@ -168,6 +172,13 @@ class Client:
     def publish_output(self, job_id, name):
         return self._t.json("POST", f"/v1/jobs/{_q(job_id)}/outputs/{_q(name)}/publish")
 
+    def refuse_job_request(self, job_id, request_id, reason):
+        """Refuses a job's data request with a reason (scope run; a chained record in the tenant's
+        chain); returns the Job with the request refused. AlreadyAnswered (409) if it was answered
+        or refused already, NotInputRequested if the job did not end input_requested."""
+        return Job(self, self._t.json("POST", f"/v1/jobs/{_q(job_id)}/requests/{_q(request_id)}/refuse",
+                                      body={"reason": reason}))
+
     # Sessions
     def open_session(self, *, policy=None, inputs=None, snapshot=None, idle_timeout_s=None, max_lifetime_s=None,
                      timeout=None):
@@ -197,9 +208,10 @@ class Client:
     def restart_session(self, session_id):
         return self._t.json("POST", f"/v1/sessions/{_q(session_id)}/restart")
 
-    def submit_call(self, session_id, code, *, kind="python", timeout_s=None, wait_s=None):
+    def submit_call(self, session_id, code, *, kind="python", timeout_s=None, wait_s=None, answers=None):
+        """answers: ids of the session's data requests this call provides the data for."""
         body = {k: v for k, v in {"code": code, "kind": kind, "timeout_s": timeout_s,
-                                  "wait_s": wait_s}.items() if v is not None}
+                                  "wait_s": wait_s, "answers": answers}.items() if v is not None}
         return self._t.json("POST", f"/v1/sessions/{_q(session_id)}/execs", body=body,
                             timeout=self.timeout + (wait_s or 0))
 
@@ -230,6 +242,12 @@ class Client:
     def read_session_file(self, session_id, path, *, dest=None, timeout=None):
         return download(self._t, f"/v1/sessions/{_q(session_id)}/files/content", query={"path": path}, dest=dest,
                         timeout=timeout)
+
+    def refuse_session_request(self, session_id, request_id, reason):
+        """Refuses a session's data request with a reason (scope run); Conflict (409) if it was
+        answered or refused already."""
+        return self._t.json("POST", f"/v1/sessions/{_q(session_id)}/requests/{_q(request_id)}/refuse",
+                            body={"reason": reason})
 
     def snapshot_session(self, session_id):
         return self._t.json("POST", f"/v1/sessions/{_q(session_id)}/snapshots")

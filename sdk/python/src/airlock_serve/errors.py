@@ -100,6 +100,14 @@ class NotADirectory(Conflict):
     """A part of the path is not a directory."""
 
 
+class AlreadyAnswered(Conflict):
+    """A job's or a session's data request was answered or refused already."""
+
+
+class NotInputRequested(Conflict):
+    """The job did not end input_requested: it has no requests to answer or refuse."""
+
+
 # 413, 422, 431
 class TooLarge(ApiError):
     """Over a size limit of the policy, or the workspace is full."""
@@ -199,6 +207,8 @@ ERRORS = {
     "starting": Starting,
     "not_a_file": NotAFile,
     "not_a_directory": NotADirectory,
+    "already_answered": AlreadyAnswered,
+    "not_input_requested": NotInputRequested,
     "too_large": TooLarge,
     "body_too_large": BodyTooLarge,
     "storage_quota": StorageQuota,

@@ -2,6 +2,7 @@
 import time
 
 from . import errors
+from .data_requests import requests_of
 
 
 class Job:
@@ -29,6 +30,33 @@ class Job:
     def outputs(self):
         """The output manifest: name, size, sha256, type, verdict (and reason) of each."""
         return self.record.get("outputs") or []
+
+    @property
+    def input_requested(self):
+        """The code asked the application for data and ended (outcome input_requested)."""
+        return self.outcome == "input_requested"
+
+    @property
+    def data_requests(self):
+        """The job's data requests (DataRequest), each with its answer; [] if it asked nothing."""
+        return requests_of(self.data, self.record)
+
+    @property
+    def refused_requests(self):
+        """Requests the service did not read (over the limits): [{reason, bytes}]."""
+        d = self.record.get("data_requests")
+        return (d.get("refused") or []) if isinstance(d, dict) else []
+
+    def answers(self, *request_ids):
+        """The `answers` of a follow-up job that provides these requests' data
+        (default: every open request): client.run(..., answers=job.answers())."""
+        ids = list(request_ids) or [r.id for r in self.data_requests if r.open]
+        return {"job": self.id, "requests": ids}
+
+    def refuse(self, request_id, reason):
+        """Refuses one of the job's requests with a reason (recorded); returns self, as the service now shows it."""
+        self.data = self._client.refuse_job_request(self.id, request_id, reason).data
+        return self
 
     def refresh(self):
         self.data = self._client.get_job(self.id).data

@@ -5,6 +5,7 @@ import math
 import time
 
 from . import errors
+from .data_requests import requests_of
 
 
 class CallResult:
@@ -27,6 +28,12 @@ class CallResult:
         self.ms = result.get("ms")
         self.truncated = result.get("truncated") or {}
         self.figures = [base64.b64decode(f) for f in result.get("figures") or [] if isinstance(f, str)]
+        # What the call asked the application for (status input_requested).
+        self.data_requests = requests_of(view, result)
+
+    @property
+    def input_requested(self):
+        return self.status == "input_requested"
 
     @property
     def traceback(self):
@@ -73,13 +80,21 @@ class Session:
     def record(self):
         return self.data.get("record")
 
-    def run(self, code, *, kind="python", timeout_s=None, timeout=None, on_output=None):
+    @property
+    def data_requests(self):
+        """Every data request of the session so far (as last read: refresh()), each with its answer."""
+        return requests_of(self.data, self.record or {})
+
+    def run(self, code, *, kind="python", timeout_s=None, timeout=None, on_output=None, answers=None):
         """Runs one call and waits for it to end; returns its CallResult.
 
         `timeout_s` is the call's own timeout in the sandbox (the session's
         policy.timeout_s unless given); `timeout` bounds the client's wait
         (default: the call's timeout plus the client's request timeout).
-        `on_output(event)` gets each stdout/stderr event as it comes."""
+        `on_output(event)` gets each stdout/stderr event as it comes.
+        `answers`: ids of this session's data requests whose data this call
+        provides (written into the session first). A call whose code asked
+        for data ends with status "input_requested" and its data_requests."""
         limit = timeout_s
         if limit is None:
             limit = ((self.data.get("request") or {}).get("policy") or {}).get("timeout_s", 60)
@@ -87,7 +102,7 @@ class Session:
             timeout = float(limit) + self._client.timeout
         deadline = time.monotonic() + timeout
         if on_output is not None:
-            view = self._client.submit_call(self.id, code, kind=kind, timeout_s=timeout_s)
+            view = self._client.submit_call(self.id, code, kind=kind, timeout_s=timeout_s, answers=answers)
             for ev in self._client.call_events(self.id, view["id"], timeout=deadline - time.monotonic()):
                 if ev.kind in ("stdout", "stderr"):
                     on_output(ev)
@@ -96,7 +111,7 @@ class Session:
             view = self._client.get_call(self.id, view["id"])
         else:
             view = self._client.submit_call(self.id, code, kind=kind, timeout_s=timeout_s,
-                                            wait_s=_wait_s(deadline))
+                                            wait_s=_wait_s(deadline), answers=answers)
         while view.get("state") != "finished":
             if time.monotonic() >= deadline:
                 raise errors.AirlockTimeout(f"session {self.id}: call {view.get('id')} did not end within {timeout} s")
@@ -106,9 +121,14 @@ class Session:
             view = self._client.get_call(self.id, view["id"], wait_s=wait_s)
         return CallResult(view)
 
-    def submit(self, code, *, kind="python", timeout_s=None):
+    def submit(self, code, *, kind="python", timeout_s=None, answers=None):
         """Submits a call without waiting; returns its view (see events())."""
-        return self._client.submit_call(self.id, code, kind=kind, timeout_s=timeout_s)
+        return self._client.submit_call(self.id, code, kind=kind, timeout_s=timeout_s, answers=answers)
+
+    def refuse(self, request_id, reason):
+        """Refuses one of the session's data requests with a reason (recorded);
+        code in a later call reads it with airlock_request.answer(request_id)."""
+        return self._client.refuse_session_request(self.id, request_id, reason)
 
     def events(self, exec_id, last_event_id=None, timeout=None):
         return self._client.call_events(self.id, exec_id, last_event_id=last_event_id, timeout=timeout)

@@ -4,9 +4,11 @@ speaks their protocol (session_kernel.h) to them."""
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.environ.get("AIRLOCK_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -49,8 +51,13 @@ class Keeper:
         argv = [sys.executable, "-c", preamble + source("keeper.py"), kernel_source()]
         if fork:
             argv.append("fork")
+        # The kernel makes its shell state directory with mkdtemp: inside a
+        # sandbox that is the sandbox's own /tmp; here it is a directory this
+        # harness removes at close, so no run leaves one in the host's /tmp.
+        self.tmpdir = tempfile.mkdtemp(prefix="keeper-tmp-")
+        env = dict(os.environ, TMPDIR=self.tmpdir)
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=str(workdir))
+                                     stderr=subprocess.PIPE, cwd=str(workdir), env=env)
         self.proc.stdin.write((secret + "\n").encode())
         self.proc.stdin.flush()
         self._buf = b""
@@ -68,6 +75,7 @@ class Keeper:
         self.proc.wait()
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             f.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def next_event(self, timeout=30):
         deadline = time.monotonic() + timeout

@@ -35,33 +35,33 @@ void Store::commit_locked(const std::vector<CommitQueue::Write*>& batch) {
   auto fail_all = [&](const Error& e) {
     for (auto* w : batch) w->result = std::unexpected(e);
   };
-  auto tx = Transaction::begin(db_);
+  auto tx = Transaction::begin(*db_);
   if (!tx) return fail_all(tx.error());
   const bool alone = batch.size() == 1;  // no savepoint needed: the transaction is the write's
   std::vector<CommitQueue::Write*> applied;
   for (size_t i = 0; i < batch.size(); ++i) {
     CommitQueue::Write* w = batch[i];
     if (!alone)
-      if (auto st = db_.exec("SAVEPOINT write"); !st) return fail_all(st.error());
+      if (auto st = db_->exec("SAVEPOINT write"); !st) return fail_all(st.error());
     Status st = w->apply();
     if (st) {
       if (!alone)
-        if (auto rel = db_.exec("RELEASE write"); !rel) return fail_all(rel.error());
+        if (auto rel = db_->exec("RELEASE write"); !rel) return fail_all(rel.error());
       applied.push_back(w);
       continue;
     }
     w->result = st;
     if (alone) return;  // the guard rolls the transaction back
-    if (sqlite3_get_autocommit(db_.get())) {
-      // SQLite rolled the whole transaction back (an I/O error, a full disk):
+    if (!db_->in_transaction()) {
+      // The database rolled the whole transaction back (SQLite: an I/O error, a full disk):
       // what the earlier writes applied is gone as well. Each of the others
       // is run again, alone, so that this one's failure costs them nothing.
       for (auto* o : applied) commit_locked({o});
       for (size_t j = i + 1; j < batch.size(); ++j) commit_locked({batch[j]});
       return;
     }
-    if (auto rb = db_.exec("ROLLBACK TO write"); !rb) return fail_all(rb.error());
-    if (auto rel = db_.exec("RELEASE write"); !rel) return fail_all(rel.error());
+    if (auto rb = db_->exec("ROLLBACK TO write"); !rb) return fail_all(rb.error());
+    if (auto rel = db_->exec("RELEASE write"); !rel) return fail_all(rel.error());
   }
   // With synchronous = FULL the commit returns once the WAL is fsynced: one
   // fsync for the whole batch.

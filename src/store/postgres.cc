@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -27,6 +28,8 @@ struct LibPq {
   decltype(&::PQreset) reset;
   decltype(&::PQexec) exec;
   decltype(&::PQexecParams) exec_params;
+  decltype(&::PQprepare) prepare;
+  decltype(&::PQexecPrepared) exec_prepared;
   decltype(&::PQresultStatus) result_status;
   decltype(&::PQresultErrorMessage) result_error_message;
   decltype(&::PQresultErrorField) result_error_field;
@@ -66,6 +69,8 @@ Result<const LibPq*> libpq() {
     load(pq.reset, "PQreset");
     load(pq.exec, "PQexec");
     load(pq.exec_params, "PQexecParams");
+    load(pq.prepare, "PQprepare");
+    load(pq.exec_prepared, "PQexecPrepared");
     load(pq.result_status, "PQresultStatus");
     load(pq.result_error_message, "PQresultErrorMessage");
     load(pq.result_error_field, "PQresultErrorField");
@@ -113,10 +118,18 @@ std::unexpected<Error> result_fail(const LibPq& pq, PGconn* conn, PGresult* r, c
   return fail_with(text, state && std::strcmp(state, "53100") == 0 ? ENOSPC : 0);
 }
 
+// What the statements of one connection share: the names of the server-side
+// prepared statements, which a reconnect forgets (a new generation).
+struct PgSession {
+  uint64_t generation = 0;
+  uint64_t next_name = 0;
+};
+
 class PgStatement final : public StatementImpl {
  public:
-  PgStatement(const LibPq& pq, PGconn* conn, std::string_view sql)
-      : pq_(pq), conn_(conn), sql_(postgres_placeholders(sql)), result_(nullptr, ResultDeleter{&pq}) {
+  PgStatement(const LibPq& pq, PGconn* conn, PgSession* session, std::string_view sql)
+      : pq_(pq), conn_(conn), session_(session), sql_(postgres_placeholders(sql)),
+        result_(nullptr, ResultDeleter{&pq}) {
     values_.resize(sql_.referenced.size());
     types_.resize(sql_.referenced.size(), 0);
     clear_bindings();
@@ -146,8 +159,10 @@ class PgStatement final : public StatementImpl {
       if (!bind_error_.empty()) return fail("bind a parameter: " + bind_error_);
       std::vector<const char*> values(values_.size());
       for (size_t i = 0; i < values_.size(); ++i) values[i] = values_[i] ? values_[i]->c_str() : nullptr;
-      result_.reset(pq_.exec_params(conn_, sql_.text.c_str(), static_cast<int>(values.size()),
-                                    types_.data(), values.data(), nullptr, nullptr, 0));
+      auto name = prepared_name();
+      if (!name) return std::unexpected(name.error());
+      result_.reset(pq_.exec_prepared(conn_, name->c_str(), static_cast<int>(values.size()), values.data(),
+                                      nullptr, nullptr, 0));
       executed_ = true;
       ExecStatusType st = result_ ? pq_.result_status(result_.get()) : PGRES_FATAL_ERROR;
       if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
@@ -191,6 +206,26 @@ class PgStatement final : public StatementImpl {
   int changes() const override { return changes_; }
 
  private:
+  // The server-side statement for this text and these parameter types (a NULL
+  // is untyped, so its type set differs): prepared once, then parsed and
+  // planned by the server no more.
+  Result<std::string> prepared_name() {
+    if (generation_ != session_->generation) {
+      names_.clear();
+      generation_ = session_->generation;
+    }
+    std::string key(reinterpret_cast<const char*>(types_.data()), types_.size() * sizeof(Oid));
+    if (auto it = names_.find(key); it != names_.end()) return it->second;
+    std::string name = "airlock_" + std::to_string(++session_->next_name);
+    ResultPtr r(pq_.prepare(conn_, name.c_str(), sql_.text.c_str(), static_cast<int>(types_.size()),
+                            types_.data()),
+                ResultDeleter{&pq_});
+    if (!r || pq_.result_status(r.get()) != PGRES_COMMAND_OK)
+      return result_fail(pq_, conn_, r.get(), "prepare " + sql_.text);
+    names_.emplace(std::move(key), name);
+    return name;
+  }
+
   size_t slot(int index) {
     AIRLOCK_CHECK(index >= 1 && static_cast<size_t>(index) <= values_.size());  // as SQLITE_RANGE
     return static_cast<size_t>(index - 1);
@@ -207,6 +242,9 @@ class PgStatement final : public StatementImpl {
 
   const LibPq& pq_;
   PGconn* conn_;
+  PgSession* session_;
+  uint64_t generation_ = 0;
+  std::map<std::string, std::string> names_;  // parameter types -> prepared statement
   PostgresText sql_;
   std::vector<std::optional<std::string>> values_;
   std::vector<Oid> types_;
@@ -239,7 +277,7 @@ class PgConnection final : public Connection {
   }
 
   Result<Statement> prepare(std::string_view sql) override {
-    return Statement(std::make_unique<PgStatement>(pq_, conn_, sql));
+    return Statement(std::make_unique<PgStatement>(pq_, conn_, &session_, sql));
   }
 
   bool in_transaction() const override {
@@ -251,11 +289,14 @@ class PgConnection final : public Connection {
   // A server restart or a dropped connection: connect again, but only between
   // transactions (one cut short has failed its callers already).
   void reconnect_if_lost() {
-    if (pq_.status(conn_) == CONNECTION_BAD) pq_.reset(conn_);
+    if (pq_.status(conn_) != CONNECTION_BAD) return;
+    pq_.reset(conn_);
+    ++session_.generation;  // the new server session has no prepared statements
   }
 
   const LibPq& pq_;
   PGconn* conn_;
+  PgSession session_;
 };
 
 }  // namespace

@@ -2,8 +2,9 @@
 // over libpq. libpq is loaded with dlopen when a store first connects to
 // PostgreSQL, so `airlock run` (a new process per job) and SQLite stores never
 // load it and its two dozen shared libraries; only its header is needed to
-// build (libpq-dev). Each statement runs with PQexecParams, values as text
-// parameters ($N, typed text or int8), never spliced into the SQL.
+// build (libpq-dev). Each statement is prepared on the server once per
+// connection (PQprepare) and run with PQexecPrepared, values as parameters
+// ($N, typed text or int8), never spliced into the SQL.
 #pragma once
 
 #include <memory>

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "store/postgres.h"
 #include "store/schema.h"
 #include "store/store.h"
 #include "store_backend.h"
@@ -100,6 +101,28 @@ TEST_P(StoreBackend, OneSchemaAtTheCurrentVersionAndReopeningKeepsTheRows) {
 }
 
 AIRLOCK_STORE_BACKENDS(StoreBackend);
+
+TEST(StorePostgresUrl, ARefusedConnectionNeverRepeatsThePassword) {
+  // Port 1 of loopback: nothing listens there; the connection is refused at once.
+  auto c = open_postgres("postgresql://airlock:sekrit-pw@127.0.0.1:1/airlock?connect_timeout=2");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().what.find("connect to PostgreSQL"), std::string::npos) << c.error().what;
+  EXPECT_EQ(c.error().what.find("sekrit-pw"), std::string::npos) << c.error().what;
+  TempDir tmp;
+  auto store = Store::open(tmp.path(), StoreOptions{.database_url = "postgresql://airlock:sekrit-pw@127.0.0.1:1/x"});
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().what.find("sekrit-pw"), std::string::npos) << store.error().what;
+}
+
+TEST(StorePostgresUrl, OnlyAPostgresUrlIsADatabaseUrl) {
+  EXPECT_TRUE(is_postgres_url("postgresql://u@h:5432/db"));
+  EXPECT_TRUE(is_postgres_url("postgres://u@h/db"));
+  EXPECT_FALSE(is_postgres_url("sqlite:///var/lib/x.db"));
+  EXPECT_FALSE(is_postgres_url("host=127.0.0.1 dbname=x"));  // libpq's key=value form is not accepted
+  auto c = open_postgres("host=127.0.0.1 port=1 dbname=x");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().kind, ErrorKind::kInvalid);
+}
 
 }  // namespace
 }  // namespace airlock::store

@@ -242,6 +242,10 @@ class Store {
   Result<JobPage> jobs_where(const std::string* tenant_id /* nullptr = every tenant */, const JobFilter& filter);
   Result<std::optional<Tenant>> tenant_locked(const char* sql, const std::string& value);
   Status append_record_locked(StoredRecord& record);
+  // PostgreSQL, inside a shared batch: a tenant whose chain lock another node
+  // holds. Its writes are put off and run alone after the batch (store_commit.cc).
+  bool shared_batch_ = false;               // guarded by mu_
+  std::set<std::string> busy_chains_;       // guarded by mu_; tenants put off in this batch
   Result<std::optional<SnapshotRow>> snapshot_locked(const std::string& tenant_id,
                                                      const std::string& digest);
   // Deletes one snapshot's rows and appends its removal record; adds the

@@ -162,11 +162,25 @@ Status Store::append_record_locked(StoredRecord& record) {
   // is held to COMMIT (or ROLLBACK), and other tenants' appends never wait for
   // it. A lock, not a row lock on chain_heads: a tenant's first append has no
   // head row to lock (docs/store.md "PostgreSQL").
+  //
+  // A batch of several writes never waits for a chain lock: it would hold
+  // other tenants' locks meanwhile, and two nodes taking two tenants' locks in
+  // opposite orders deadlock. It tries the lock; when another node holds it,
+  // the write is put off (kUnavailable) and run alone after the batch, where
+  // waiting holds nothing another node could be waiting for.
   if (db_->dialect() == Dialect::kPostgres) {
-    auto lock = sql("SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))");
+    if (shared_batch_ && busy_chains_.contains(record.tenant_id))
+      return fail(ErrorKind::kUnavailable, "the chain of tenant " + record.tenant_id + " is busy");
+    auto lock = sql(shared_batch_ ? "SELECT pg_try_advisory_xact_lock(hashtextextended(?1, 0))"
+                                  : "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))::text");
     if (!lock) return std::unexpected(lock.error());
     (*lock)->bind(1, record.tenant_id);
-    if (auto st = (*lock)->run(); !st) return st;
+    auto row = (*lock)->step();
+    if (!row) return std::unexpected(row.error());
+    if (shared_batch_ && (!*row || (*lock)->int64(0) != 1)) {
+      busy_chains_.insert(record.tenant_id);  // later writes of this tenant wait too: order kept
+      return fail(ErrorKind::kUnavailable, "the chain of tenant " + record.tenant_id + " is busy");
+    }
   }
   {
     auto s = sql("SELECT seq, hash FROM chain_heads WHERE tenant_id = ?1");

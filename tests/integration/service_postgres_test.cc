@@ -51,9 +51,11 @@ TEST(ServicePostgres, JobsRecordsAndOutputsLiveInPostgresAndSurviveARestart) {
   EXPECT_EQ(out.headers["x-content-sha256"], airlock::Sha256::of("hi\n"));
 
   // Idempotency and a failing job, through the same database.
-  json body = {{"command", {"false"}}, {"idempotency_key", "pg-1"}, {"wait_s", 60}};
-  auto first = http.request("POST", "/v1/jobs", body.dump(), svc.alpha.auth());
-  auto again = http.request("POST", "/v1/jobs", body.dump(), svc.alpha.auth());
+  json body = {{"command", {"false"}}, {"wait_s", 60}};
+  auto h = svc.alpha.auth();
+  h["idempotency-key"] = "pg-1";
+  auto first = http.request("POST", "/v1/jobs", body.dump(), h);
+  auto again = http.request("POST", "/v1/jobs", body.dump(), h);
   ASSERT_TRUE(first.status == 201 || first.status == 200) << first.body;
   EXPECT_EQ(first.json()["id"], again.json()["id"]);
   EXPECT_EQ(first.json()["outcome"], "failed");

@@ -24,6 +24,7 @@ build_packages=(
   libseccomp-dev libssl-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libtoml11-dev
   # the archive and office checks: libarchive, run in a confined child (docs/checks.md)
   libarchive-dev
+  libpq-dev  # the PostgreSQL store: libpq's header to build; libpq5 is dlopened only with a database_url (docs/store.md)
 )
 
 # What running airlock and the quick start (examples/analyst.py) need: installed while
@@ -45,6 +46,7 @@ test_packages=(
   mmdebstrap erofs-utils
   # the pdf check's reader (pdfinfo, pdftotext), run in a sandbox on the host image
   poppler-utils
+  postgresql  # the store's tests and bench on PostgreSQL: initdb and a server in a temp dir (docs/store.md)
 )
 
 updated=0

@@ -27,6 +27,7 @@ namespace {
 
 const char* const kKeysUsage =
     "usage: airlock keys create --tenant NAME [--scopes run,read] [--name NAME] [--data-dir DIR]\n"
+    "                           [--database-url URL]\n"
     "       airlock keys list [--tenant NAME] [--data-dir DIR]\n"
     "       airlock keys revoke KEY_ID [--data-dir DIR]\n"
     "       airlock keys checkpoint-key --out PATH [--data-dir DIR]\n"
@@ -39,6 +40,7 @@ struct KeysArgs {
   std::string verb;
   std::vector<std::string> positional;
   std::string data_dir = airlock::store::default_data_dir();
+  std::string database_url;  // "": SQLite in data_dir
   std::optional<std::string> tenant, name, scopes, out;
 };
 
@@ -69,6 +71,8 @@ std::string parse(const std::vector<std::string>& args, KeysArgs& out) {
     }
     if (arg == "--data-dir")
       out.data_dir = value;
+    else if (arg == "--database-url")
+      out.database_url = value;
     else if (arg == "--tenant")
       out.tenant = value;
     else if (arg == "--name")
@@ -91,13 +95,16 @@ std::set<std::string> split_commas(const std::string& text) {
 }
 
 // Opens an existing store; only `create` may make a new data directory.
-std::unique_ptr<Store> open_store(const std::string& data_dir, bool create) {
+// With a database_url the rows are in PostgreSQL (docs/store.md "PostgreSQL").
+std::unique_ptr<Store> open_store(const std::string& data_dir, bool create, const std::string& database_url) {
   struct stat st{};
-  if (!create && ::stat((data_dir + "/airlock.db").c_str(), &st) < 0) {
+  if (!create && database_url.empty() && ::stat((data_dir + "/airlock.db").c_str(), &st) < 0) {
     std::fprintf(stderr, "airlock: no store in %s (no keys were created there)\n", data_dir.c_str());
     return nullptr;
   }
-  auto store = Store::open(data_dir);
+  airlock::store::StoreOptions options = airlock::store::StoreOptions::defaults();
+  options.database_url = database_url;
+  auto store = Store::open(data_dir, options);
   if (!store) {
     std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());
     return nullptr;
@@ -110,7 +117,7 @@ int create(const KeysArgs& a) {
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
   auto scopes = split_commas(a.scopes.value_or("run,read"));
   if (auto st = airlock::store::check_scopes(scopes); !st) return usage_error(st.error().message());
-  auto store = open_store(a.data_dir, true);
+  auto store = open_store(a.data_dir, true, a.database_url);
   if (!store) return 1;
   auto tenant = store->tenant_by_name(*a.tenant);
   if (!tenant) {
@@ -145,7 +152,7 @@ int create(const KeysArgs& a) {
 
 int list(const KeysArgs& a) {
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
-  auto store = open_store(a.data_dir, false);
+  auto store = open_store(a.data_dir, false, a.database_url);
   if (!store) return 1;
   auto tenants = store->tenants();
   if (!tenants) {
@@ -181,7 +188,7 @@ int list(const KeysArgs& a) {
 
 int revoke(const KeysArgs& a) {
   if (a.positional.size() != 1) return usage_error("keys revoke needs one KEY_ID");
-  auto store = open_store(a.data_dir, false);
+  auto store = open_store(a.data_dir, false, a.database_url);
   if (!store) return 1;
   if (auto st = store->revoke_key(a.positional[0]); !st) {
     std::fprintf(stderr, "airlock: %s\n", st.error().message().c_str());

@@ -33,7 +33,7 @@ using namespace airlock;
 namespace {
 
 const char* const kServeUsage =
-    "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--state-dir DIR]\n"
+    "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--database-url URL] [--state-dir DIR]\n"
     "                     [--max-running N] [--max-queued N] [--max-connections N] [--retention-days N]\n"
     "                     [--tenant-max-queued N] [--tenant-storage-mb N] [--warm N] [--preloaded N]\n"
     "                     [--event-keepalive-ms N]\n"
@@ -78,7 +78,9 @@ int serve_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "airlock: %s\n", nofile.error().message().c_str());
     return 125;
   }
-  auto store = store::Store::open(config->data_dir);
+  store::StoreOptions store_options = store::StoreOptions::defaults();
+  store_options.database_url = config->database_url;
+  auto store = store::Store::open(config->data_dir, store_options);
   if (!store) {
     std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());
     return 125;

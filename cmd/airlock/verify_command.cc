@@ -15,7 +15,7 @@
 namespace {
 
 const char* const kVerifyUsage =
-    "usage: airlock verify [--data-dir DIR] [--checkpoints FILE --checkpoint-public-key PEM]\n"
+    "usage: airlock verify [--data-dir DIR] [--database-url URL] [--checkpoints FILE --checkpoint-public-key PEM]\n"
     "  Recomputes every record chain. Exit 0: intact; exit 1: the problems found, one a line.\n"
     "  With --checkpoints, also checks every line's signature (PEM: the public key, or the\n"
     "  checkpoint key itself) and that each checkpoint's seq still has the signed hash, so a\n"
@@ -24,6 +24,7 @@ const char* const kVerifyUsage =
 
 struct VerifyArgs {
   std::string data_dir = airlock::store::default_data_dir();
+  std::string database_url;  // "": SQLite in data_dir
   std::string checkpoints, public_key;
 };
 
@@ -39,6 +40,7 @@ std::string parse(const std::vector<std::string>& args, VerifyArgs& out) {
       return "unexpected argument " + arg;
     }
     if (arg == "--data-dir") out.data_dir = value;
+    else if (arg == "--database-url") out.database_url = value;
     else if (arg == "--checkpoints") out.checkpoints = value;
     else if (arg == "--checkpoint-public-key") out.public_key = value;
     else return "unknown option " + arg;
@@ -103,7 +105,7 @@ int verify_command(const std::vector<std::string>& args) {
     return 125;
   }
   struct stat st{};
-  if (::stat((a.data_dir + "/airlock.db").c_str(), &st) < 0) {
+  if (a.database_url.empty() && ::stat((a.data_dir + "/airlock.db").c_str(), &st) < 0) {
     std::fprintf(stderr, "airlock: no store in %s\n", a.data_dir.c_str());
     return 125;
   }
@@ -126,7 +128,9 @@ int verify_command(const std::vector<std::string>& args) {
       return 125;
     }
   }
-  auto store = airlock::store::Store::open(a.data_dir);
+  airlock::store::StoreOptions options = airlock::store::StoreOptions::defaults();
+  options.database_url = a.database_url;
+  auto store = airlock::store::Store::open(a.data_dir, options);
   if (!store) {
     std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());
     return 125;

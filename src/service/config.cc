@@ -8,6 +8,7 @@
 #include "base/nesting.h"
 #include "base/toml_parse.h"
 #include "images/image_ref.h"
+#include "store/postgres.h"
 #include "store/store.h"
 #include "workspace/file_type.h"
 
@@ -186,7 +187,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   }
   if (!root.is_table()) return fail("configuration: not a table");
   static const std::set<std::string> known = {
-      "listen", "data_dir", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_connections", "max_running", "max_queued",
+      "listen", "data_dir", "database_url", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_connections", "max_running", "max_queued",
       "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
       "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
       "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
@@ -202,6 +203,10 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         if (auto st = parse_listen(toml::get<std::string>(value), c); !st) return std::unexpected(st.error());
       } else if (key == "data_dir") {
         c.data_dir = toml::get<std::string>(value);
+      } else if (key == "database_url") {
+        c.database_url = toml::get<std::string>(value);
+        if (!c.database_url.empty() && !store::is_postgres_url(c.database_url))
+          return fail("configuration: database_url starts with postgresql:// (or is empty: SQLite)");
       } else if (key == "state_dir") {
         c.state_dir = toml::get<std::string>(value);
       } else if (key == "work_dir") {
@@ -325,6 +330,9 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       if (auto st = parse_listen(v, c); !st) return std::unexpected(st.error());
     } else if (a == "--data-dir") {
       c.data_dir = v;
+    } else if (a == "--database-url") {
+      if (!v.empty() && !store::is_postgres_url(v)) return fail("--database-url starts with postgresql://");
+      c.database_url = v;
     } else if (a == "--state-dir") {
       c.state_dir = v;
     } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days" || a == "--warm" ||

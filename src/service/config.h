@@ -31,6 +31,9 @@ struct ServiceConfig {
   std::string listen_address = "127.0.0.1";
   uint16_t listen_port = 8470;
   std::string data_dir = "/var/lib/airlock/service";  // database, uploads, artifacts ($AIRLOCK_DATA_DIR)
+  // "": SQLite in data_dir. "postgresql://user@host:port/db": the rows go to
+  // that PostgreSQL database (docs/store.md "PostgreSQL"); files stay in data_dir.
+  std::string database_url;
   std::string state_dir = "/var/lib/airlock";         // airlock run's state
   // Each running job's scratch (its code file, collected outputs, airlock's
   // record before it is stored): a tmpfs by default, nothing there needs to

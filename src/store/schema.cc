@@ -3,15 +3,24 @@
 #include <array>
 #include <string>
 
+#include "store/sql_dialect.h"
+
 namespace airlock::store {
 
 namespace {
 
 // Step i takes the schema from version i to i + 1. Never edit a released step:
-// add one.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {
+// add one. Each is written once, in SQLite's terms (postgres_ddl() translates
+// the types for PostgreSQL), plus what only one backend can say (triggers).
+struct Migration {
+  const char* both;
+  const char* sqlite_only = "";
+  const char* postgres_only = "";
+};
+
+constexpr std::array<Migration, kSchemaVersion> kMigrations = {{
     // 0 -> 1: the first schema.
-    R"sql(
+    {R"sql(
 CREATE TABLE tenants (
   id               TEXT PRIMARY KEY,
   name             TEXT NOT NULL UNIQUE,
@@ -78,10 +87,6 @@ CREATE TABLE records (
   PRIMARY KEY (tenant_id, seq)
 ) STRICT;
 CREATE UNIQUE INDEX records_job ON records(job_id) WHERE job_id <> '';
-CREATE TRIGGER records_append_only BEFORE UPDATE ON records
-BEGIN
-  SELECT RAISE(ABORT, 'records are append-only');
-END;
 
 -- The last link of each chain, so that a removed tail is noticed.
 CREATE TABLE chain_heads (
@@ -109,8 +114,30 @@ CREATE TABLE publications (
 ) STRICT;
 CREATE INDEX publications_job ON publications(job_id);
 )sql",
+     R"sql(
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+BEGIN
+  SELECT RAISE(ABORT, 'records are append-only');
+END;
+)sql",
+     R"sql(
+CREATE FUNCTION airlock_records_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'records are append-only';
+END $$;
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+  FOR EACH ROW EXECUTE FUNCTION airlock_records_append_only();
+-- SQLite's json_valid + json_extract in one: the text as jsonb, NULL when it
+-- is not JSON, so that one odd row cannot fail a query.
+CREATE FUNCTION airlock_json(t TEXT) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN t::jsonb;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END $$;
+)sql"},
     // 1 -> 2: sessions, their calls, and workspace snapshots.
-    R"sql(
+    {R"sql(
 -- A session's record goes into its tenant's chain (records.job_id = session id)
 -- when it closes; its calls are kept here as they end.
 CREATE TABLE sessions (
@@ -160,10 +187,10 @@ CREATE TABLE snapshot_files (
   PRIMARY KEY (tenant_id, digest, sha256)
 ) STRICT;
 CREATE INDEX snapshot_files_sha256 ON snapshot_files(sha256);
-)sql",
+)sql"},
     // 2 -> 3: the application's answers to jobs' data requests
     // (docs/data-requests.md); each is also a chained record.
-    R"sql(
+    {R"sql(
 CREATE TABLE data_request_answers (
   job_id     TEXT NOT NULL REFERENCES jobs(id),
   request_id TEXT NOT NULL,
@@ -175,29 +202,59 @@ CREATE TABLE data_request_answers (
   at         TEXT NOT NULL,
   PRIMARY KEY (job_id, request_id)
 ) STRICT;
-)sql",
-};
+)sql"},
+}};
 
 // PRAGMA user_version takes no bound parameter; the values are our own constants.
 constexpr std::array<const char*, kSchemaVersion + 1> kSetVersion = {
     "PRAGMA user_version = 0", "PRAGMA user_version = 1", "PRAGMA user_version = 2",
     "PRAGMA user_version = 3"};
 
+// PostgreSQL keeps the version in a table of one row. Two nodes that migrate
+// one database at once wait for each other on this advisory lock (a constant:
+// "airlock schema" as a number), taken inside the migration's transaction.
+constexpr const char* kPgLockSchema = "SELECT pg_advisory_xact_lock(7236510289871224353)";
+constexpr const char* kPgVersionTable = "CREATE TABLE IF NOT EXISTS airlock_schema (version BIGINT NOT NULL)";
+
+Status apply_step(Connection& db, const Migration& step) {
+  if (db.dialect() == Dialect::kSqlite) {
+    AIRLOCK_TRY(db.exec(step.both));
+    return db.exec(step.sqlite_only);
+  }
+  AIRLOCK_TRY(db.exec(postgres_ddl(step.both).c_str()));
+  return db.exec(step.postgres_only);
+}
+
+Status set_version(Connection& db, int version) {
+  if (db.dialect() == Dialect::kSqlite) return db.exec(kSetVersion[version]);
+  AIRLOCK_TRY(db.exec("DELETE FROM airlock_schema"));
+  auto s = db.prepare("INSERT INTO airlock_schema (version) VALUES (?1)");
+  if (!s) return std::unexpected(s.error());
+  s->bind(1, int64_t{version});
+  return s->run();
+}
+
 }  // namespace
 
-Result<int> schema_version(Database& db) {
-  auto stmt = db.prepare("PRAGMA user_version");
+Result<int> schema_version(Connection& db) {
+  const bool pg = db.dialect() == Dialect::kPostgres;
+  auto stmt = db.prepare(pg ? "SELECT COALESCE((SELECT max(version) FROM airlock_schema), 0)"
+                            : "PRAGMA user_version");
   if (!stmt) return std::unexpected(stmt.error());
   auto row = stmt->step();
   if (!row) return std::unexpected(row.error());
-  if (!*row) return fail("PRAGMA user_version returned no row");
+  if (!*row) return fail("the schema version query returned no row");
   return static_cast<int>(stmt->int64(0));
 }
 
-Status migrate(Database& db) {
+Status migrate(Connection& db) {
   while (true) {
     auto tx = Transaction::begin(db);
     if (!tx) return std::unexpected(tx.error());
+    if (db.dialect() == Dialect::kPostgres) {
+      AIRLOCK_TRY(db.exec(kPgLockSchema));
+      AIRLOCK_TRY(db.exec(kPgVersionTable));
+    }
     // Read inside the write transaction: two processes opening a new file at
     // once migrate it once.
     auto version = schema_version(db);
@@ -207,10 +264,10 @@ Status migrate(Database& db) {
                   " is newer than this airlock's (" + std::to_string(kSchemaVersion) + ")");
     if (*version == kSchemaVersion) return tx->commit();
     if (*version < 0) return fail("database schema version " + std::to_string(*version));
-    if (auto st = db.exec(kMigrations[*version]); !st)
+    if (auto st = apply_step(db, kMigrations[*version]); !st)
       return fail("migrate the store to version " + std::to_string(*version + 1) + ": " +
                   st.error().what);
-    if (auto st = db.exec(kSetVersion[*version + 1]); !st) return st;
+    if (auto st = set_version(db, *version + 1); !st) return st;
     if (auto st = tx->commit(); !st) return st;
   }
 }

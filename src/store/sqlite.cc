@@ -29,63 +29,65 @@ std::unexpected<Error> sqlite_fail(sqlite3* db, const std::string& what) {
   return fail_with(what + ": " + sqlite3_errmsg(db) + " (code " + std::to_string(rc) + ")", errno_of(db, rc));
 }
 
-Statement& Statement::bind(int index, std::string_view text) {
-  int rc = sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
-                               SQLITE_UTF8);
-  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
-  return *this;
-}
+namespace {
 
-Statement& Statement::bind(int index, int64_t value) {
-  int rc = sqlite3_bind_int64(stmt_.get(), index, value);
-  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
-  return *this;
-}
+// One prepared sqlite3_stmt.
+class SqliteStatement final : public StatementImpl {
+ public:
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
 
-Statement& Statement::bind_null(int index) {
-  int rc = sqlite3_bind_null(stmt_.get(), index);
-  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
-  return *this;
-}
-
-Result<bool> Statement::step() {
-  AIRLOCK_CHECK(stmt_ != nullptr);
-  // A wrong parameter index is a bug; a value too big for SQLite is bad input.
-  AIRLOCK_CHECK(bind_error_ != SQLITE_RANGE);
-  if (bind_error_ != SQLITE_OK)
-    return fail(std::string("bind a parameter: ") + sqlite3_errstr(bind_error_));
-  int rc = sqlite3_step(stmt_.get());
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  return sqlite_fail(db_, std::string("sql: ") + sqlite3_sql(stmt_.get()));
-}
-
-Status Statement::run() {
-  while (true) {
-    auto row = step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return {};
+  void bind_text(int index, std::string_view text) override {
+    note(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
+                             SQLITE_UTF8));
   }
-}
+  void bind_int64(int index, int64_t value) override {
+    note(sqlite3_bind_int64(stmt_.get(), index, value));
+  }
+  void bind_null(int index) override { note(sqlite3_bind_null(stmt_.get(), index)); }
 
-void Statement::reset() {
-  sqlite3_reset(stmt_.get());
-  sqlite3_clear_bindings(stmt_.get());
-  bind_error_ = SQLITE_OK;
-}
+  Result<bool> step() override {
+    // A wrong parameter index is a bug; a value too big for SQLite is bad input.
+    AIRLOCK_CHECK(bind_error_ != SQLITE_RANGE);
+    if (bind_error_ != SQLITE_OK)
+      return fail(std::string("bind a parameter: ") + sqlite3_errstr(bind_error_));
+    int rc = sqlite3_step(stmt_.get());
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return sqlite_fail(db_, std::string("sql: ") + sqlite3_sql(stmt_.get()));
+  }
 
-std::string Statement::text(int column) const {
-  const unsigned char* p = sqlite3_column_text(stmt_.get(), column);
-  if (!p) return {};
-  return std::string(reinterpret_cast<const char*>(p),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), column)));
-}
+  void reset() override {
+    sqlite3_reset(stmt_.get());
+    sqlite3_clear_bindings(stmt_.get());
+    bind_error_ = SQLITE_OK;
+  }
 
-int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_.get(), column); }
+  std::string text(int column) const override {
+    const unsigned char* p = sqlite3_column_text(stmt_.get(), column);
+    if (!p) return {};
+    return std::string(reinterpret_cast<const char*>(p),
+                       static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), column)));
+  }
+  int64_t int64(int column) const override { return sqlite3_column_int64(stmt_.get(), column); }
+  bool is_null(int column) const override {
+    return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
+  }
+  // One connection, used by one statement at a time (the Store's mutex).
+  int changes() const override { return sqlite3_changes(db_); }
 
-bool Statement::is_null(int column) const {
-  return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
-}
+ private:
+  void note(int rc) {
+    if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  }
+  struct Finalize {
+    void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+  };
+  sqlite3* db_;
+  std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
+  int bind_error_ = SQLITE_OK;
+};
+
+}  // namespace
 
 Result<Database> Database::open(const std::string& path) {
   sqlite3* raw = nullptr;
@@ -117,46 +119,7 @@ Result<Statement> Database::prepare(std::string_view sql) {
     sqlite3_finalize(stmt);
     return sqlite_fail(db_.get(), "prepare " + std::string(sql));
   }
-  return Statement(db_.get(), stmt);
-}
-
-Result<Transaction> Transaction::begin(Database& db) {
-  if (auto st = db.exec("BEGIN IMMEDIATE"); !st) return std::unexpected(st.error());
-  return Transaction(&db);
-}
-
-Result<Transaction> Transaction::begin_read(Database& db) {
-  if (auto st = db.exec("BEGIN DEFERRED"); !st) return std::unexpected(st.error());
-  return Transaction(&db);
-}
-
-Transaction::~Transaction() {
-  if (db_) (void)db_->exec("ROLLBACK");
-}
-
-Status Transaction::commit() {
-  AIRLOCK_CHECK(db_ != nullptr);
-  auto st = db_->exec("COMMIT");
-  if (st) db_ = nullptr;
-  return st;
-}
-
-StatementCache::Lease::~Lease() {
-  if (!entry_) return;
-  entry_->first.reset();
-  entry_->second = false;
-}
-
-Result<StatementCache::Lease> StatementCache::get(const char* sql) {
-  auto it = entries_.find(sql);
-  if (it == entries_.end()) {
-    auto stmt = db_->prepare(sql);
-    if (!stmt) return std::unexpected(stmt.error());
-    it = entries_.emplace(sql, std::pair{std::move(*stmt), false}).first;
-  }
-  AIRLOCK_CHECK(!it->second.second);  // one use at a time
-  it->second.second = true;
-  return Lease(&it->second);
+  return Statement(std::make_unique<SqliteStatement>(db_.get(), stmt));
 }
 
 }  // namespace airlock::store

@@ -15,8 +15,10 @@
 
 #include "base/unique_fd.h"
 #include "jobs/record.h"
+#include "store/postgres.h"
 #include "store/schema.h"
 #include "store/secrets.h"
+#include "store/sqlite.h"
 #include "store/sync.h"
 #include "sys/file_io.h"
 
@@ -108,23 +110,10 @@ std::string default_data_dir() {
   return env && *env ? env : "/var/lib/airlock/service";
 }
 
-Store::Store(std::string data_dir, Database db, StoreOptions options)
-    : data_dir_(std::move(data_dir)),
-      cas_(data_dir_ + "/artifacts"),
-      db_(std::move(db)),
-      commits_(options.max_batch, [this](const std::vector<CommitQueue::Write*>& batch) { commit_batch(batch); }) {}
+namespace {
 
-Store::~Store() = default;
-
-Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir, StoreOptions options) {
-  if (data_dir.empty()) return fail("the data directory is empty");
-  std::string parent = data_dir.substr(0, data_dir.find_last_of('/'));
-  if (!parent.empty() && parent != data_dir)
-    if (auto st = sys::make_dirs(parent, 0755); !st) return std::unexpected(st.error());
-  if (auto st = make_private_dir(data_dir); !st) return std::unexpected(st.error());
-  ContentStore cas(data_dir + "/artifacts");
-  if (auto st = cas.create_dirs(); !st) return std::unexpected(st.error());
-
+// <data_dir>/airlock.db, in WAL mode with synchronous = FULL.
+Result<std::unique_ptr<Connection>> open_sqlite_store(const std::string& data_dir) {
   // Created here first so that the database (and SQLite's -wal and -shm files,
   // which copy its mode) are private whatever the umask.
   std::string db_path = data_dir + "/airlock.db";
@@ -151,7 +140,31 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir, StoreOpt
       return fail("cannot put " + db_path + " in WAL mode (journal_mode is " +
                   (*row ? mode->text(0) : std::string("unknown")) + ")");
   }
-  if (auto st = migrate(*db); !st) return std::unexpected(st.error());
+  return std::unique_ptr<Connection>(std::make_unique<Database>(std::move(*db)));
+}
+
+}  // namespace
+
+Store::Store(std::string data_dir, std::unique_ptr<Connection> db, StoreOptions options)
+    : data_dir_(std::move(data_dir)),
+      cas_(data_dir_ + "/artifacts"),
+      db_(std::move(db)),
+      commits_(options.max_batch, [this](const std::vector<CommitQueue::Write*>& batch) { commit_batch(batch); }) {}
+
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir, StoreOptions options) {
+  if (data_dir.empty()) return fail("the data directory is empty");
+  std::string parent = data_dir.substr(0, data_dir.find_last_of('/'));
+  if (!parent.empty() && parent != data_dir)
+    if (auto st = sys::make_dirs(parent, 0755); !st) return std::unexpected(st.error());
+  if (auto st = make_private_dir(data_dir); !st) return std::unexpected(st.error());
+  ContentStore cas(data_dir + "/artifacts");
+  if (auto st = cas.create_dirs(); !st) return std::unexpected(st.error());
+
+  auto db = options.database_url.empty() ? open_sqlite_store(data_dir) : open_postgres(options.database_url);
+  if (!db) return std::unexpected(db.error());
+  if (auto st = migrate(**db); !st) return std::unexpected(st.error());
   return std::unique_ptr<Store>(new Store(data_dir, std::move(*db), options));
 }
 
@@ -170,7 +183,7 @@ Result<Tenant> Store::create_tenant(const std::string& name, const TenantLimits&
   Tenant t{*id, name, limits, jobs::now_rfc3339()};
 
   std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
+  auto tx = Transaction::begin(*db_);
   if (!tx) return std::unexpected(tx.error());
   {
     auto s = sql("SELECT 1 FROM tenants WHERE name = ?1");
@@ -244,7 +257,7 @@ Result<std::pair<ApiKey, std::string>> Store::create_key(const std::string& tena
   ApiKey key{*id, tenant_id, name, scopes, jobs::now_rfc3339(), false};
 
   std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
+  auto tx = Transaction::begin(*db_);
   if (!tx) return std::unexpected(tx.error());
   {
     auto s = sql("SELECT 1 FROM tenants WHERE id = ?1");

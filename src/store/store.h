@@ -34,7 +34,7 @@
 #include "store/cas.h"
 #include "store/chain.h"
 #include "store/commit_queue.h"
-#include "store/sqlite.h"
+#include "store/sql.h"
 #include "store/store_usage.h"
 #include "store/types.h"
 
@@ -51,6 +51,10 @@ struct StoreOptions {
   // commit). The default is $AIRLOCK_STORE_MAX_BATCH when set (benchmarks
   // compare both), else 64.
   size_t max_batch = 64;
+  // "" (the default): SQLite in <data_dir>/airlock.db. "postgresql://...":
+  // that PostgreSQL database holds the rows (docs/store.md "PostgreSQL");
+  // artifacts stay in <data_dir>/artifacts either way.
+  std::string database_url;
   static StoreOptions defaults();
 };
 
@@ -65,6 +69,7 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   const std::string& data_dir() const { return data_dir_; }
+  Dialect dialect() const { return db_->dialect(); }
 
   // Tenants. Names are unique.
   Result<Tenant> create_tenant(const std::string& name, const TenantLimits& limits);
@@ -242,7 +247,7 @@ class Store {
   CommitQueue::Stats commit_stats() const { return commits_.stats(); }
 
  private:
-  Store(std::string data_dir, Database db, StoreOptions options);
+  Store(std::string data_dir, std::unique_ptr<Connection> db, StoreOptions options);
   // Runs `apply` (statements only: no BEGIN/COMMIT, under mu_) in the next
   // group commit; returns once it is durable, or its error. `committed` runs
   // under mu_ after the commit. Both may run on another writer's thread, and
@@ -255,6 +260,10 @@ class Store {
   Result<JobPage> jobs_where(const std::string* tenant_id /* nullptr = every tenant */, const JobFilter& filter);
   Result<std::optional<Tenant>> tenant_locked(const char* sql, const std::string& value);
   Status append_record_locked(StoredRecord& record);
+  // PostgreSQL, inside a shared batch: a tenant whose chain lock another node
+  // holds. Its writes are put off and run alone after the batch (store_commit.cc).
+  bool shared_batch_ = false;               // guarded by mu_
+  std::set<std::string> busy_chains_;       // guarded by mu_; tenants put off in this batch
   Result<std::optional<SnapshotRow>> snapshot_locked(const std::string& tenant_id,
                                                      const std::string& digest);
   // Deletes one snapshot's rows and appends its removal record; adds the
@@ -268,8 +277,8 @@ class Store {
   std::string data_dir_;
   ContentStore cas_;
   std::mutex mu_;
-  Database db_;                   // guarded by mu_
-  StatementCache statements_{&db_};  // guarded by mu_
+  std::unique_ptr<Connection> db_;    // guarded by mu_
+  StatementCache statements_{db_.get()};  // guarded by mu_
   Result<StorageUsage> storage_usage_locked(const std::string& tenant_id);
 
   std::multiset<std::string> unclaimed_artifacts_;  // put, not yet named by finish_job (one per put)

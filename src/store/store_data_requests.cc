@@ -50,7 +50,7 @@ Result<std::vector<DataRequestAnswer>> Store::data_request_answers(const std::st
   std::lock_guard lock(mu_);
   auto s = sql(
       "SELECT job_id, request_id, tenant_id, state, by_job, reason, key_id, at FROM data_request_answers "
-      "WHERE tenant_id = ?1 AND job_id = ?2 ORDER BY rowid");
+      "WHERE tenant_id = ?1 AND job_id = ?2 ORDER BY at, length(request_id), request_id");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, tenant_id).bind(2, job_id);
   return collect_rows<DataRequestAnswer>(**s, [](const Statement& r) {

@@ -156,6 +156,32 @@ Result<std::optional<JobRow>> Store::job_locked(const std::string& job_id) {
 }
 
 Status Store::append_record_locked(StoredRecord& record) {
+  // A tenant's appends are serialized: SQLite's BEGIN IMMEDIATE serializes
+  // every writer already. On PostgreSQL several nodes write at once, so the
+  // transaction takes the tenant's advisory lock before it reads the head; it
+  // is held to COMMIT (or ROLLBACK), and other tenants' appends never wait for
+  // it. A lock, not a row lock on chain_heads: a tenant's first append has no
+  // head row to lock (docs/store.md "PostgreSQL").
+  //
+  // A batch of several writes never waits for a chain lock: it would hold
+  // other tenants' locks meanwhile, and two nodes taking two tenants' locks in
+  // opposite orders deadlock. It tries the lock; when another node holds it,
+  // the write is put off (kUnavailable) and run alone after the batch, where
+  // waiting holds nothing another node could be waiting for.
+  if (db_->dialect() == Dialect::kPostgres) {
+    if (shared_batch_ && busy_chains_.contains(record.tenant_id))
+      return fail(ErrorKind::kUnavailable, "the chain of tenant " + record.tenant_id + " is busy");
+    auto lock = sql(shared_batch_ ? "SELECT pg_try_advisory_xact_lock(hashtextextended(?1, 0))"
+                                  : "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))::text");
+    if (!lock) return std::unexpected(lock.error());
+    (*lock)->bind(1, record.tenant_id);
+    auto row = (*lock)->step();
+    if (!row) return std::unexpected(row.error());
+    if (shared_batch_ && (!*row || (*lock)->int64(0) != 1)) {
+      busy_chains_.insert(record.tenant_id);  // later writes of this tenant wait too: order kept
+      return fail(ErrorKind::kUnavailable, "the chain of tenant " + record.tenant_id + " is busy");
+    }
+  }
   {
     auto s = sql("SELECT seq, hash FROM chain_heads WHERE tenant_id = ?1");
     if (!s) return std::unexpected(s.error());
@@ -265,17 +291,25 @@ Result<JobPage> Store::jobs_where(const std::string* tenant_id, const JobFilter&
     if (!after) return fail("the cursor is not valid");
   }
   std::lock_guard lock(mu_);
-  auto s = sql("SELECT " JOB_COLUMNS
-               " FROM jobs WHERE (?1 IS NULL OR tenant_id = ?1)"
-               " AND (?2 IS NULL OR state = ?2)"
-               " AND (?3 = '' OR outcome = ?3)"
-               " AND (?4 = '' OR created_at > ?4)"
-               " AND (?5 = '' OR created_at < ?5)"
-               " AND (?6 IS NULL OR created_at < ?6 OR (created_at = ?6 AND n < ?7))"
-               " AND (?9 = '' OR (json_valid(request_json) AND"
-               "      (json_extract(request_json, '$.image') = ?9 OR"
-               "       substr(json_extract(request_json, '$.image'), 1, length(?9) + 1) = ?9 || '@')))"
-               " ORDER BY created_at DESC, n DESC LIMIT ?8");
+  // The same query on both backends but for reading the image out of the
+  // request's JSON (PostgreSQL: airlock_json() from the schema). A parameter
+  // that may be NULL is used in a comparison first: PostgreSQL takes its type
+  // from its first use, and `? IS NULL` gives none.
+#define JOBS_WHERE(IMAGE)                                                         \
+  "SELECT " JOB_COLUMNS                                                           \
+  " FROM jobs WHERE (tenant_id = ?1 OR ?1 IS NULL)"                               \
+  " AND (state = ?2 OR ?2 IS NULL)"                                               \
+  " AND (?3 = '' OR outcome = ?3)"                                                \
+  " AND (?4 = '' OR created_at > ?4)"                                             \
+  " AND (?5 = '' OR created_at < ?5)"                                             \
+  " AND (created_at < ?6 OR (created_at = ?6 AND n < ?7) OR ?6 IS NULL)"          \
+  " AND (?9 = '' OR " IMAGE " = ?9 OR substr(" IMAGE ", 1, length(?9) + 1) = ?9 || '@')" \
+  " ORDER BY created_at DESC, n DESC LIMIT ?8"
+  static constexpr const char* kSqlite =
+      JOBS_WHERE("CASE WHEN json_valid(request_json) THEN json_extract(request_json, '$.image') END");
+  static constexpr const char* kPostgres = JOBS_WHERE("(airlock_json(request_json) ->> 'image')");
+#undef JOBS_WHERE
+  auto s = sql(db_->dialect() == Dialect::kPostgres ? kPostgres : kSqlite);
   if (!s) return std::unexpected(s.error());
   if (tenant_id)
     (*s)->bind(1, *tenant_id);

@@ -54,7 +54,7 @@ Result<Usage> Store::usage(const std::string& tenant_id, const std::string& from
 Result<uint64_t> Store::remove_older_than(const std::string& before, const std::string& now) {
   if (before.empty()) return fail("retention needs a time");
   std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
+  auto tx = Transaction::begin(*db_);
   if (!tx) return std::unexpected(tx.error());
 
   std::vector<ChainHead> heads;
@@ -162,7 +162,7 @@ Result<VerifyReport> Store::verify() {
   VerifyReport report;
   std::lock_guard lock(mu_);
   // One snapshot for the whole walk; writers of other processes go on.
-  auto tx = Transaction::begin_read(db_);
+  auto tx = Transaction::begin_read(*db_);
   if (!tx) return std::unexpected(tx.error());
 
   std::vector<std::string> tenants;

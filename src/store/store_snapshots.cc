@@ -66,7 +66,7 @@ Result<std::pair<SnapshotRow, bool>> Store::add_snapshot(const SnapshotRow& in, 
   for (const auto& d : dirs)
     if (auto st = sync_dir(d); !st && st.error().err != ENOENT) return std::unexpected(st.error());
   std::lock_guard lock(mu_);
-  auto tx = Transaction::begin(db_);
+  auto tx = Transaction::begin(*db_);
   if (!tx) return std::unexpected(tx.error());
   if (auto existing = snapshot_locked(row.tenant_id, row.digest); !existing) {
     return std::unexpected(existing.error());
@@ -248,7 +248,7 @@ Result<bool> Store::delete_snapshot(const std::string& tenant_id, const std::str
   std::lock_guard lock(mu_);
   std::set<std::string> released;
   {
-    auto tx = Transaction::begin(db_);
+    auto tx = Transaction::begin(*db_);
     if (!tx) return std::unexpected(tx.error());
     auto row = snapshot_locked(tenant_id, digest);
     if (!row) return std::unexpected(row.error());
@@ -267,7 +267,7 @@ Result<uint64_t> Store::expire_snapshots(const std::string& now) {
   std::set<std::string> released;
   uint64_t removed = 0;
   {
-    auto tx = Transaction::begin(db_);
+    auto tx = Transaction::begin(*db_);
     if (!tx) return std::unexpected(tx.error());
     std::vector<SnapshotRow> expired;
     {

@@ -1,17 +1,17 @@
 // Store: the rows of the usage report. Jobs that finished in the window,
 // sessions that closed in it and the ones still open, and every object kept
 // for a tenant (artifacts, snapshots, uploads) that was stored before the
-// window's end. Figures inside stored JSON are read with json_extract only
-// where the text is valid JSON, so one odd row cannot fail the report.
-#include <nlohmann/json.hpp>
-
+// window's end. Figures inside stored JSON are read by usage_json.h (text
+// that is not JSON counts as nothing), so the SQL is the same on both backends.
 #include "store/store.h"
+#include "store/usage_json.h"
 
 namespace airlock::store {
 
 namespace {
 
-// ?1 tenant ("" = all), ?2 from, ?3 to ("" = unbounded).
+// ?1 tenant ("" = all), ?2 from, ?3 to ("" = unbounded). The same SQL on
+// both backends: figures inside stored JSON are read by usage_json.h.
 constexpr const char* kJobs =
     "SELECT j.id, j.tenant_id, j.finished_at, j.outcome, COALESCE(r.json, '') FROM jobs j "
     "LEFT JOIN records r ON r.job_id = j.id "
@@ -19,38 +19,26 @@ constexpr const char* kJobs =
     "AND (?2 = '' OR j.finished_at >= ?2) AND (?3 = '' OR j.finished_at < ?3) ORDER BY j.n";
 
 constexpr const char* kClosedSessions =
-    "SELECT s.id, s.tenant_id, s.created_at, s.closed_at, s.close_reason, "
-    // The record's usage, with egress_bytes: what the session's gateway carried
-    // both ways, summed over the attempts of its "network" events.
-    "CASE WHEN json_valid(r.json) THEN json_set(COALESCE(json_extract(r.json, '$.usage'), '{}'), '$.egress_bytes', "
-    "(SELECT COALESCE(SUM(COALESCE(json_extract(a.value, '$.bytes_up'), 0) + "
-    "COALESCE(json_extract(a.value, '$.bytes_down'), 0)), 0) "
-    "FROM json_each(r.json, '$.events') e, json_each(e.value, '$.attempts') a "
-    "WHERE json_extract(e.value, '$.event') = 'network')) ELSE '{}' END, "
-    "CASE WHEN json_valid(s.request_json) THEN COALESCE(json_extract(s.request_json, '$.image'), '') ELSE '' END "
-    "FROM sessions s LEFT JOIN records r ON r.job_id = s.id "
+    "SELECT s.id, s.tenant_id, s.created_at, s.closed_at, s.close_reason, COALESCE(r.json, ''), "
+    "s.request_json FROM sessions s LEFT JOIN records r ON r.job_id = s.id "
     "WHERE (?1 = '' OR s.tenant_id = ?1) AND s.state = 'closed' "
     "AND (?2 = '' OR s.closed_at >= ?2) AND (?3 = '' OR s.closed_at < ?3) ORDER BY s.n";
 
-// An open session's usage so far: the sum of its ended calls.
+// An open session's usage so far: its ended calls, a row each (one row with
+// a NULL call when it has none).
 constexpr const char* kOpenSessions =
-    "SELECT s.id, s.tenant_id, s.created_at, "
-    "(SELECT json_object('cpu_ms', COALESCE(SUM(json_extract(c.call_json, '$.usage.cpu_ms')), 0), "
-    "                    'peak_memory_bytes', COALESCE(MAX(json_extract(c.call_json, '$.usage.peak_memory_bytes')), 0)) "
-    " FROM session_calls c WHERE c.session_id = s.id AND json_valid(c.call_json)), "
-    "CASE WHEN json_valid(s.request_json) THEN COALESCE(json_extract(s.request_json, '$.image'), '') ELSE '' END "
-    "FROM sessions s WHERE (?1 = '' OR s.tenant_id = ?1) AND s.state = 'open' "
-    "AND (?3 = '' OR s.created_at < ?3) ORDER BY s.n";
+    "SELECT s.id, s.tenant_id, s.created_at, s.request_json, c.call_json "
+    "FROM sessions s LEFT JOIN session_calls c ON c.session_id = s.id "
+    "WHERE (?1 = '' OR s.tenant_id = ?1) AND s.state = 'open' "
+    "AND (?3 = '' OR s.created_at < ?3) ORDER BY s.n, c.seq";
 
 constexpr const char* kArtifacts =
-    "SELECT a.job_id || '/' || a.name, j.tenant_id, j.finished_at, a.size, "
-    "CASE WHEN json_valid(r.json) THEN COALESCE(json_extract(r.json, '$.image.name'), '') ELSE '' END "
+    "SELECT a.job_id || '/' || a.name, j.tenant_id, j.finished_at, a.size, COALESCE(r.json, '') "
     "FROM artifacts a JOIN jobs j ON j.id = a.job_id LEFT JOIN records r ON r.job_id = j.id "
     "WHERE (?1 = '' OR j.tenant_id = ?1) AND (?3 = '' OR j.finished_at < ?3)";
 
 constexpr const char* kSnapshots =
-    "SELECT n.digest, n.tenant_id, n.created_at, n.expires_at, n.size_bytes, "
-    "CASE WHEN json_valid(s.request_json) THEN COALESCE(json_extract(s.request_json, '$.image'), '') ELSE '' END "
+    "SELECT n.digest, n.tenant_id, n.created_at, n.expires_at, n.size_bytes, COALESCE(s.request_json, '') "
     "FROM snapshots n LEFT JOIN sessions s ON s.id = n.source "
     "WHERE (?1 = '' OR n.tenant_id = ?1) AND (?3 = '' OR n.created_at < ?3)";
 
@@ -66,7 +54,7 @@ Result<std::vector<UsageRow>> Store::usage_rows(const std::string& tenant_id, co
                                                 const std::string& to) {
   std::lock_guard lock(mu_);
   // One read transaction: the rows are of one moment.
-  auto tx = Transaction::begin_read(db_);
+  auto tx = Transaction::begin_read(*db_);
   if (!tx) return std::unexpected(tx.error());
   std::vector<UsageRow> out;
   // Stored objects count from before the window (only its end bounds
@@ -78,21 +66,44 @@ Result<std::vector<UsageRow>> Store::usage_rows(const std::string& tenant_id, co
     if (windowed) (*s)->bind(2, from);
     return each_row(**s, [&](const Statement& r) { out.push_back(read(r)); });
   };
+  // Open sessions: no window start, rows visited rather than read one by one.
+  auto each_call = [&](const char* text, auto visit) -> Status {
+    auto s = sql(text);
+    if (!s) return std::unexpected(s.error());
+    (*s)->bind(1, tenant_id).bind(3, to);
+    return each_row(**s, visit);
+  };
   using K = UsageRow::Kind;
   AIRLOCK_TRY(each(kJobs, [](const Statement& r) {
     return UsageRow{K::kJob, r.text(0), r.text(1), "", r.text(2), r.text(3), r.text(4), "", 0};
   }));
   AIRLOCK_TRY(each(kClosedSessions, [](const Statement& r) {
-    return UsageRow{K::kSession, r.text(0), r.text(1), r.text(2), r.text(3), r.text(4), r.text(5), r.text(6), 0};
+    return UsageRow{K::kSession, r.text(0), r.text(1), r.text(2), r.text(3), r.text(4),
+                    closed_session_usage(r.text(5)), stored_string_at(r.text(6), "/image"), 0};
   }));
-  AIRLOCK_TRY(each(kOpenSessions, [](const Statement& r) {
-    return UsageRow{K::kSession, r.text(0), r.text(1), r.text(2), "", "open", r.text(3), r.text(4), 0};
-  }, false));  // open now: counted up to now, whatever the window's start
+  {
+    // Open now: counted up to now, whatever the window's start. Rows of one
+    // session are adjacent (ORDER BY s.n); their calls are summed.
+    std::vector<std::pair<UsageRow, std::vector<std::string>>> open;
+    AIRLOCK_TRY(each_call(kOpenSessions, [&](const Statement& r) {
+      if (open.empty() || open.back().first.id != r.text(0))
+        open.push_back({UsageRow{K::kSession, r.text(0), r.text(1), r.text(2), "", "open", "",
+                                 stored_string_at(r.text(3), "/image"), 0},
+                        {}});
+      if (!r.is_null(4)) open.back().second.push_back(r.text(4));
+    }));
+    for (auto& [row, calls] : open) {
+      row.json = open_session_usage(calls);
+      out.push_back(std::move(row));
+    }
+  }
   AIRLOCK_TRY(each(kArtifacts, [](const Statement& r) {
-    return UsageRow{K::kArtifact, r.text(0), r.text(1), r.text(2), "", "", "", r.text(4), non_negative(r.int64(3))};
+    return UsageRow{K::kArtifact, r.text(0), r.text(1), r.text(2), "", "", "", stored_string_at(r.text(4), "/image/name"),
+                    non_negative(r.int64(3))};
   }, false));
   AIRLOCK_TRY(each(kSnapshots, [](const Statement& r) {
-    return UsageRow{K::kSnapshot, r.text(0), r.text(1), r.text(2), r.text(3), "", "", r.text(5), non_negative(r.int64(4))};
+    return UsageRow{K::kSnapshot, r.text(0), r.text(1), r.text(2), r.text(3), "", "", stored_string_at(r.text(5), "/image"),
+                    non_negative(r.int64(4))};
   }, false));
   AIRLOCK_TRY(each(kUploads, [](const Statement& r) {
     return UsageRow{K::kUpload, r.text(0), r.text(1), r.text(2), "", "", "", "", non_negative(r.int64(3))};

@@ -31,7 +31,11 @@ ServiceProcess::ServiceProcess(std::vector<std::string> extra_args, std::vector<
       state_(dir_.state()),
       extra_(std::move(extra_args)),
       launcher_(std::move(launcher)) {
-  auto s = store::Store::open(data_);
+  // With --database-url among the arguments, the tenants go where the daemon keeps its rows.
+  store::StoreOptions options = store::StoreOptions::defaults();
+  for (size_t i = 0; i + 1 < extra_.size(); ++i)
+    if (extra_[i] == "--database-url") options.database_url = extra_[i + 1];
+  auto s = store::Store::open(data_, options);
   if (!s) throw std::runtime_error("open store: " + s.error().message());
   store::TenantLimits limits;
   limits.max_running = 4;

@@ -11,6 +11,7 @@
 
 #include "base/sha256.h"
 #include "store/store.h"
+#include "store_backend.h"
 #include "store_test_util.h"
 
 namespace airlock::store {
@@ -27,12 +28,10 @@ size_t files_under(const std::string& dir) {
   return n;
 }
 
-class StoreArtifacts : public ::testing::Test {
+class StoreArtifacts : public ::testing::TestWithParam<testing::Backend> {
  protected:
   void SetUp() override {
-    auto s = Store::open(tmp_.path() + "/data");
-    ASSERT_TRUE(s) << s.error().message();
-    store_ = std::move(*s);
+    AIRLOCK_OPEN_STORE_ON_BACKEND(tmp_.path() + "/data", store_, options_);
   }
   std::string write(const std::string& name, const std::string& bytes) {
     std::string p = tmp_.path() + "/" + name;
@@ -42,10 +41,11 @@ class StoreArtifacts : public ::testing::Test {
   std::string artifacts() const { return tmp_.path() + "/data/artifacts"; }
 
   TempDir tmp_;
+  StoreOptions options_;
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(StoreArtifacts, StoresByContentReadOnly) {
+TEST_P(StoreArtifacts, StoresByContentReadOnly) {
   std::string bytes(200000, 'x');
   bytes += "tail";
   std::string sha = Sha256::of(bytes);
@@ -59,7 +59,7 @@ TEST_F(StoreArtifacts, StoresByContentReadOnly) {
   EXPECT_EQ(st.st_mode & 0777, 0400u);
 }
 
-TEST_F(StoreArtifacts, TheSameContentIsStoredOnce) {
+TEST_P(StoreArtifacts, TheSameContentIsStoredOnce) {
   std::string sha = Sha256::of("same bytes");
   auto first = store_->put_artifact(write("a.csv", "same bytes"), sha);
   auto second = store_->put_artifact(write("b.csv", "same bytes"), sha);
@@ -70,7 +70,7 @@ TEST_F(StoreArtifacts, TheSameContentIsStoredOnce) {
   EXPECT_EQ(files_under(artifacts()), 2u);
 }
 
-TEST_F(StoreArtifacts, AShaMismatchIsRefusedAndLeavesNothing) {
+TEST_P(StoreArtifacts, AShaMismatchIsRefusedAndLeavesNothing) {
   std::string claimed = Sha256::of("what the manifest said");
   auto r = store_->put_artifact(write("x", "what the file holds"), claimed);
   ASSERT_FALSE(r);
@@ -79,7 +79,7 @@ TEST_F(StoreArtifacts, AShaMismatchIsRefusedAndLeavesNothing) {
   EXPECT_FALSE(std::filesystem::exists(store_->artifact_path(claimed)));
 }
 
-TEST_F(StoreArtifacts, RefusesSymlinksDirectoriesMissingFilesAndBadHashes) {
+TEST_P(StoreArtifacts, RefusesSymlinksDirectoriesMissingFilesAndBadHashes) {
   std::string target = write("secret", "host secret");
   std::string link = tmp_.path() + "/link";
   ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
@@ -93,7 +93,7 @@ TEST_F(StoreArtifacts, RefusesSymlinksDirectoriesMissingFilesAndBadHashes) {
   EXPECT_EQ(store_->artifact_path(""), "");
 }
 
-TEST_F(StoreArtifacts, VerifyNoticesAMissingArtifactFile) {
+TEST_P(StoreArtifacts, VerifyNoticesAMissingArtifactFile) {
   auto t = store_->create_tenant("acme", {});
   JobRow row;
   row.tenant_id = t->id;
@@ -112,6 +112,8 @@ TEST_F(StoreArtifacts, VerifyNoticesAMissingArtifactFile) {
   ASSERT_EQ(report->problems.size(), 1u);
   EXPECT_NE(report->problems[0].find("out.txt"), std::string::npos);
 }
+
+AIRLOCK_STORE_BACKENDS(StoreArtifacts);
 
 }  // namespace
 }  // namespace airlock::store

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/store.h"
+#include "store_backend.h"
 #include "store_test_util.h"
 
 namespace airlock::store {
@@ -57,9 +58,13 @@ void expect_contiguous_chains(Store& store, const std::vector<std::string>& tena
   EXPECT_EQ(jobs, total);
 }
 
-TEST(StoreConcurrency, EightThreadsKeepEveryChainIntact) {
+class StoreConcurrency : public ::testing::TestWithParam<testing::Backend> {};
+
+TEST_P(StoreConcurrency, EightThreadsKeepEveryChainIntact) {
   TempDir tmp;
-  auto store = std::move(*Store::open(tmp.path()));
+  StoreOptions options;
+  std::unique_ptr<Store> store;
+  AIRLOCK_OPEN_STORE_ON_BACKEND(tmp.path(), store, options);
   std::vector<std::string> tenants;
   for (const char* name : {"acme", "globex", "initech"})
     tenants.push_back(store->create_tenant(name, {})->id);
@@ -90,10 +95,16 @@ TEST(StoreConcurrency, EightThreadsKeepEveryChainIntact) {
   EXPECT_TRUE(store->unfinished_jobs()->empty());
 }
 
-TEST(StoreConcurrency, TwoConnectionsOnOneDirectoryShareTheChains) {
+// Two stores on one database: two processes on one SQLite file, or two nodes
+// on one PostgreSQL database, whose appends to one tenant's chain interleave.
+TEST_P(StoreConcurrency, TwoConnectionsOnOneDatabaseShareTheChains) {
   TempDir tmp;
-  auto first = std::move(*Store::open(tmp.path()));
-  auto second = std::move(*Store::open(tmp.path()));
+  StoreOptions options;
+  std::unique_ptr<Store> first;
+  AIRLOCK_OPEN_STORE_ON_BACKEND(tmp.path(), first, options);
+  auto opened = Store::open(tmp.path(), options);
+  ASSERT_TRUE(opened) << opened.error().message();
+  auto second = std::move(*opened);
   std::vector<std::string> tenants = {first->create_tenant("acme", {})->id,
                                       second->create_tenant("globex", {})->id};
   std::atomic<int> failures{0};
@@ -111,6 +122,8 @@ TEST(StoreConcurrency, TwoConnectionsOnOneDirectoryShareTheChains) {
   ASSERT_TRUE(found && *found);
   EXPECT_EQ((*found)->id, key->first.id);
 }
+
+AIRLOCK_STORE_BACKENDS(StoreConcurrency);
 
 }  // namespace
 }  // namespace airlock::store

@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "store/store.h"
+#include "store_backend.h"
 #include "store_test_util.h"
 
 namespace airlock::store {
 namespace {
 
+using testing::Backend;
 using testing::TempDir;
 
 // 2026-01-01T00:MM:SS.000Z for i seconds after midnight (i < 3600).
@@ -23,12 +25,10 @@ std::string at(int i) {
   return buf;
 }
 
-class StoreJobs : public ::testing::Test {
+class StoreJobs : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    auto s = Store::open(tmp_.path());
-    ASSERT_TRUE(s) << s.error().message();
-    store_ = std::move(*s);
+    AIRLOCK_OPEN_STORE_ON_BACKEND(tmp_.path(), store_, options_);
     a_ = store_->create_tenant("acme", {})->id;
     b_ = store_->create_tenant("globex", {})->id;
   }
@@ -60,11 +60,12 @@ class StoreJobs : public ::testing::Test {
   }
 
   TempDir tmp_;
+  StoreOptions options_;
   std::unique_ptr<Store> store_;
   std::string a_, b_;
 };
 
-TEST_F(StoreJobs, IdempotencyKeyReturnsTheSameJobPerTenant) {
+TEST_P(StoreJobs, IdempotencyKeyReturnsTheSameJobPerTenant) {
   JobRow first = new_job(a_, "", "retry-1");
   JobRow again;
   again.tenant_id = a_;
@@ -84,7 +85,7 @@ TEST_F(StoreJobs, IdempotencyKeyReturnsTheSameJobPerTenant) {
   EXPECT_EQ(store_->jobs(a_, {})->jobs.size(), 3u);
 }
 
-TEST_F(StoreJobs, StatesMoveQueuedRunningFinishedOnce) {
+TEST_P(StoreJobs, StatesMoveQueuedRunningFinishedOnce) {
   JobRow job = new_job(a_);
   EXPECT_EQ(job.id.size(), 16u);
   EXPECT_EQ(job.state, JobState::kQueued);
@@ -120,7 +121,7 @@ TEST_F(StoreJobs, StatesMoveQueuedRunningFinishedOnce) {
   EXPECT_EQ(*store_->active_jobs(a_), (std::pair{0, 0}));
 }
 
-TEST_F(StoreJobs, UnfinishedJobsSpanTenantsOldestFirst) {
+TEST_P(StoreJobs, UnfinishedJobsSpanTenantsOldestFirst) {
   JobRow q = new_job(a_, at(1));
   JobRow r = new_job(b_, at(2));
   JobRow f = new_job(a_, at(3));
@@ -134,7 +135,7 @@ TEST_F(StoreJobs, UnfinishedJobsSpanTenantsOldestFirst) {
   EXPECT_EQ((*left)[1].pid, 7);
 }
 
-TEST_F(StoreJobs, AnotherTenantsJobRecordAndFileDoNotExist) {
+TEST_P(StoreJobs, AnotherTenantsJobRecordAndFileDoNotExist) {
   JobRow job = new_job(a_);
   finish(job.id, "succeeded", at(1));
   // add_file syncs the upload before its row commits: the file must exist.
@@ -163,7 +164,7 @@ TEST_F(StoreJobs, AnotherTenantsJobRecordAndFileDoNotExist) {
   EXPECT_FALSE(*store_->record(a_, ""));
 }
 
-TEST_F(StoreJobs, PagesHaveNoDuplicatesOrGapsWhileJobsAreAdded) {
+TEST_P(StoreJobs, PagesHaveNoDuplicatesOrGapsWhileJobsAreAdded) {
   // Ties in created_at (three jobs per second) exercise the tie-break.
   std::vector<std::string> expected;  // newest first
   for (int i = 0; i < 30; ++i) expected.insert(expected.begin(), new_job(a_, at(100 + i / 3)).id);
@@ -190,7 +191,7 @@ TEST_F(StoreJobs, PagesHaveNoDuplicatesOrGapsWhileJobsAreAdded) {
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), seen.size());
 }
 
-TEST_F(StoreJobs, FiltersByStateOutcomeAndTime) {
+TEST_P(StoreJobs, FiltersByStateOutcomeAndTime) {
   JobRow j1 = new_job(a_, at(1));
   JobRow j2 = new_job(a_, at(2));
   JobRow j3 = new_job(a_, at(3));
@@ -227,7 +228,7 @@ TEST_F(StoreJobs, FiltersByStateOutcomeAndTime) {
   EXPECT_FALSE(store_->jobs(a_, f));
 }
 
-TEST_F(StoreJobs, ImageFilterAndEveryTenantListing) {
+TEST_P(StoreJobs, ImageFilterAndEveryTenantListing) {
   auto job_on = [&](const std::string& tenant, const std::string& image) {
     JobRow row;
     row.tenant_id = tenant;
@@ -276,7 +277,7 @@ TEST_F(StoreJobs, ImageFilterAndEveryTenantListing) {
   EXPECT_EQ((*any)->tenant_id, b_);
 }
 
-TEST_F(StoreJobs, UsageSumsFinishedJobsInTheRange) {
+TEST_P(StoreJobs, UsageSumsFinishedJobsInTheRange) {
   JobRow j1 = new_job(a_, at(1));
   JobRow j2 = new_job(a_, at(2));
   JobRow j3 = new_job(a_, at(3));
@@ -306,7 +307,7 @@ TEST_F(StoreJobs, UsageSumsFinishedJobsInTheRange) {
   EXPECT_EQ(range->by_outcome, (std::map<std::string, uint64_t>{{"failed", 1}, {"succeeded", 1}}));
 }
 
-TEST_F(StoreJobs, PublishOnlyAnArtifactOfAFinishedJob) {
+TEST_P(StoreJobs, PublishOnlyAnArtifactOfAFinishedJob) {
   JobRow job = new_job(a_);
   std::string sha(64, 'd');
   EXPECT_FALSE(store_->publish(job.id, "chart.png", "k1", at(1)));  // not finished, no artifact
@@ -328,7 +329,7 @@ TEST_F(StoreJobs, PublishOnlyAnArtifactOfAFinishedJob) {
   EXPECT_TRUE(store_->publications("nope")->empty());
 }
 
-TEST_F(StoreJobs, FinishRefusesABadArtifactRowAndChangesNothing) {
+TEST_P(StoreJobs, FinishRefusesABadArtifactRowAndChangesNothing) {
   JobRow job = new_job(a_);
   EXPECT_FALSE(store_->finish_job(job.id, "succeeded", at(2), "{}", {{"", "x", "zz", "png", 1}}));
   // Two rows with one name violate the key: the whole transaction is undone.
@@ -342,6 +343,8 @@ TEST_F(StoreJobs, FinishRefusesABadArtifactRowAndChangesNothing) {
   EXPECT_TRUE(store_->verify()->ok);
   finish(job.id, "succeeded", at(3));
 }
+
+AIRLOCK_STORE_BACKENDS(StoreJobs);
 
 }  // namespace
 }  // namespace airlock::store

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "store/schema.h"
+#include "store/sqlite.h"
 #include "store/secrets.h"
 #include "store/store.h"
 #include "store_test_util.h"

@@ -9,12 +9,12 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "base/sha256.h"
 #include "base/unique_fd.h"
 #include "store/store.h"
+#include "store_backend.h"
 #include "store_test_util.h"
 #include "workspace/snapshot_tree.h"
 
@@ -30,12 +30,10 @@ std::string at(int day) {
   return buf;
 }
 
-class StoreSnapshots : public ::testing::Test {
+class StoreSnapshots : public ::testing::TestWithParam<testing::Backend> {
  protected:
   void SetUp() override {
-    auto s = Store::open(tmp_.path() + "/data");
-    ASSERT_TRUE(s) << s.error().message();
-    store_ = std::move(*s);
+    AIRLOCK_OPEN_STORE_ON_BACKEND(tmp_.path() + "/data", store_, options_);
     a_ = store_->create_tenant("acme", {})->id;
     b_ = store_->create_tenant("globex", {})->id;
   }
@@ -66,29 +64,29 @@ class StoreSnapshots : public ::testing::Test {
   bool stored(const std::string& bytes) { return fs::exists(store_->artifact_path(Sha256::of(bytes))); }
 
   // The json of `tenant`'s records without a job, oldest first, read from the
-  // database file directly (the store looks records up by job id only).
+  // database directly (the store looks records up by job id only).
   std::vector<nlohmann::json> store_records(const std::string& tenant) {
     std::vector<nlohmann::json> out;
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open((tmp_.path() + "/data/airlock.db").c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* stmt = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT json FROM records WHERE tenant_id = ?1 AND job_id = '' ORDER BY seq",
-                                 -1, &stmt, nullptr), SQLITE_OK);
-    sqlite3_bind_text(stmt, 1, tenant.c_str(), -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(stmt) == SQLITE_ROW)
-      out.push_back(nlohmann::json::parse(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))));
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
+    auto db = testing::raw_connection(options_, tmp_.path() + "/data");
+    EXPECT_TRUE(db) << db.error().message();
+    if (!db) return out;
+    auto stmt = (*db)->prepare("SELECT json FROM records WHERE tenant_id = ?1 AND job_id = '' ORDER BY seq");
+    EXPECT_TRUE(stmt) << stmt.error().message();
+    if (!stmt) return out;
+    stmt->bind(1, tenant);
+    auto st = each_row(*stmt, [&](const Statement& r) { out.push_back(nlohmann::json::parse(r.text(0))); });
+    EXPECT_TRUE(st) << st.error().message();
     return out;
   }
 
   TempDir tmp_;
+  StoreOptions options_;
   std::unique_ptr<Store> store_;
   std::string a_, b_;
   int trees_ = 0;
 };
 
-TEST_F(StoreSnapshots, AddGetListAndAddingAgain) {
+TEST_P(StoreSnapshots, AddGetListAndAddingAgain) {
   std::string m1 = capture({{"a.txt", "one"}});
   std::string m2 = capture({{"a.txt", "two"}, {"b.txt", "three"}});
   SnapshotRow s1 = add(a_, m1, 1);
@@ -117,7 +115,7 @@ TEST_F(StoreSnapshots, AddGetListAndAddingAgain) {
   EXPECT_EQ(store_->snapshots(a_)->size(), 2u);
 }
 
-TEST_F(StoreSnapshots, RefusesBadManifestsWrongDigestsAndMissingContents) {
+TEST_P(StoreSnapshots, RefusesBadManifestsWrongDigestsAndMissingContents) {
   std::string m = capture({{"a.txt", "one"}});
   SnapshotRow bad{.tenant_id = a_, .manifest_json = R"({"version":1,"entries":[{"kind":"fifo"}]})"};
   auto r = store_->add_snapshot(bad);
@@ -134,7 +132,7 @@ TEST_F(StoreSnapshots, RefusesBadManifestsWrongDigestsAndMissingContents) {
   EXPECT_TRUE(store_->snapshots(a_)->empty());
 }
 
-TEST_F(StoreSnapshots, AnotherTenantsSnapshotAnswersAsMissing) {
+TEST_P(StoreSnapshots, AnotherTenantsSnapshotAnswersAsMissing) {
   SnapshotRow s = add(a_, capture({{"a.txt", "acme's"}}), 1);
   EXPECT_FALSE(*store_->snapshot(b_, s.digest));
   EXPECT_TRUE(store_->snapshots(b_)->empty());
@@ -147,7 +145,7 @@ TEST_F(StoreSnapshots, AnotherTenantsSnapshotAnswersAsMissing) {
 
 // For an admin key: every tenant's snapshots, newest first, and every tenant's
 // snapshot with one digest (two tenants capturing the same tree share it).
-TEST_F(StoreSnapshots, EveryTenantsSnapshotsAndEveryTenantsWithOneDigest) {
+TEST_P(StoreSnapshots, EveryTenantsSnapshotsAndEveryTenantsWithOneDigest) {
   SnapshotRow same_a = add(a_, capture({{"a.txt", "same"}}), 1);
   SnapshotRow same_b = add(b_, capture({{"a.txt", "same"}}), 3);
   SnapshotRow other = add(b_, capture({{"b.txt", "globex's"}}), 2);
@@ -169,7 +167,7 @@ TEST_F(StoreSnapshots, EveryTenantsSnapshotsAndEveryTenantsWithOneDigest) {
   EXPECT_EQ(store_->snapshots(a_)->size(), 1u);
 }
 
-TEST_F(StoreSnapshots, DeleteRemovesUnsharedContentsAndAppendsARecord) {
+TEST_P(StoreSnapshots, DeleteRemovesUnsharedContentsAndAppendsARecord) {
   SnapshotRow s1 = add(a_, capture({{"a.txt", "shared"}, {"b.txt", "only s1"}}), 1);
   SnapshotRow s2 = add(b_, capture({{"c.txt", "shared"}}), 2);
   auto deleted = store_->delete_snapshot(a_, s1.digest, at(3));
@@ -191,7 +189,7 @@ TEST_F(StoreSnapshots, DeleteRemovesUnsharedContentsAndAppendsARecord) {
   EXPECT_FALSE(*store_->delete_snapshot(a_, s1.digest));  // already gone
 }
 
-TEST_F(StoreSnapshots, ExpiryRemovesExpiredSnapshotsFromDiskWithARecord) {
+TEST_P(StoreSnapshots, ExpiryRemovesExpiredSnapshotsFromDiskWithARecord) {
   SnapshotRow old1 = add(a_, capture({{"a.txt", "old one"}}), 1, at(5));
   SnapshotRow keep = add(a_, capture({{"a.txt", "kept"}}), 2, at(20));
   SnapshotRow forever = add(b_, capture({{"a.txt", "forever"}}), 3);
@@ -226,7 +224,7 @@ TEST_F(StoreSnapshots, ExpiryRemovesExpiredSnapshotsFromDiskWithARecord) {
   EXPECT_EQ(records[0]["digest"], old2.digest);
 }
 
-TEST_F(StoreSnapshots, RetentionKeepsContentsASnapshotStillUses) {
+TEST_P(StoreSnapshots, RetentionKeepsContentsASnapshotStillUses) {
   // A job's artifact and a snapshot hold the same bytes.
   std::string bytes = "chart bytes";
   std::string src = tmp_.path() + "/out";
@@ -248,7 +246,7 @@ TEST_F(StoreSnapshots, RetentionKeepsContentsASnapshotStillUses) {
   EXPECT_TRUE(report->ok) << report->problems[0];
 }
 
-TEST_F(StoreSnapshots, RetentionRemovesOldSnapshotRecords) {
+TEST_P(StoreSnapshots, RetentionRemovesOldSnapshotRecords) {
   SnapshotRow s1 = add(a_, capture({{"a.txt", "1"}}), 1);
   SnapshotRow s2 = add(a_, capture({{"a.txt", "2"}}), 1);
   ASSERT_TRUE(store_->delete_snapshot(a_, s1.digest, at(2)));
@@ -278,7 +276,7 @@ std::pair<size_t, uint64_t> content_dir_usage(const std::string& data_dir) {
 }
 
 // Issue 11 item 17: three refused captures left +450 MB in the store for good.
-TEST_F(StoreSnapshots, ARefusedCaptureLeavesTheContentDirectoryAsItWas) {
+TEST_P(StoreSnapshots, ARefusedCaptureLeavesTheContentDirectoryAsItWas) {
   SnapshotRow kept = add(a_, capture({{"kept.txt", "kept bytes"}}), 1);
   const auto before = content_dir_usage(tmp_.path() + "/data");
   std::string dir = tmp_.path() + "/big";
@@ -299,7 +297,7 @@ TEST_F(StoreSnapshots, ARefusedCaptureLeavesTheContentDirectoryAsItWas) {
   EXPECT_TRUE(*store_->snapshot(a_, kept.digest));
 }
 
-TEST_F(StoreSnapshots, ASnapshotBeyondTheTenantsQuotaIsRefusedAnotherTenantsIsNot) {
+TEST_P(StoreSnapshots, ASnapshotBeyondTheTenantsQuotaIsRefusedAnotherTenantsIsNot) {
   add(a_, capture({{"old.bin", std::string(3000, 'o')}}), 1);  // acme keeps 3000 bytes
   const auto before = content_dir_usage(tmp_.path() + "/data");
   std::string dir = tmp_.path() + "/q";
@@ -329,7 +327,7 @@ TEST_F(StoreSnapshots, ASnapshotBeyondTheTenantsQuotaIsRefusedAnotherTenantsIsNo
   EXPECT_GT(content_dir_usage(tmp_.path() + "/data").first, before.first);
 }
 
-TEST_F(StoreSnapshots, ReleasedArtifactsGoOnlyWhenNoOtherPutStillClaimsThem) {
+TEST_P(StoreSnapshots, ReleasedArtifactsGoOnlyWhenNoOtherPutStillClaimsThem) {
   std::string bytes = "output of two jobs";
   std::string src = tmp_.path() + "/out";
   std::ofstream(src) << bytes;
@@ -340,6 +338,8 @@ TEST_F(StoreSnapshots, ReleasedArtifactsGoOnlyWhenNoOtherPutStillClaimsThem) {
   store_->release_artifacts({Sha256::of(bytes)});  // job two too
   EXPECT_FALSE(stored(bytes));
 }
+
+AIRLOCK_STORE_BACKENDS(StoreSnapshots);
 
 }  // namespace
 }  // namespace airlock::store

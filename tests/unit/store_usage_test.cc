@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/store.h"
+#include "store_backend.h"
 #include "store_test_util.h"
 
 namespace airlock::store {
@@ -14,12 +15,10 @@ namespace {
 
 using testing::TempDir;
 
-class StoreUsage : public ::testing::Test {
+class StoreUsage : public ::testing::TestWithParam<testing::Backend> {
  protected:
   void SetUp() override {
-    auto s = Store::open(tmp_.path());
-    ASSERT_TRUE(s) << s.error().message();
-    store_ = std::move(*s);
+    AIRLOCK_OPEN_STORE_ON_BACKEND(tmp_.path(), store_, options_);
     a_ = store_->create_tenant("acme", {})->id;
     b_ = store_->create_tenant("globex", {})->id;
   }
@@ -34,11 +33,12 @@ class StoreUsage : public ::testing::Test {
     ASSERT_TRUE(store_->finish_job(created->first.id, outcome, at, rec.dump(), {}));
   }
   TempDir tmp_;
+  StoreOptions options_;
   std::unique_ptr<Store> store_;
   std::string a_, b_;
 };
 
-TEST_F(StoreUsage, RowsOfTheWindowForOneTenantOrAll) {
+TEST_P(StoreUsage, RowsOfTheWindowForOneTenantOrAll) {
   job(a_, "succeeded", "2026-01-01T10:00:00.000Z");
   job(a_, "failed", "2026-01-02T10:00:00.000Z");
   job(b_, "cancelled", "2026-01-01T11:00:00.000Z");
@@ -73,7 +73,7 @@ TEST_F(StoreUsage, RowsOfTheWindowForOneTenantOrAll) {
   EXPECT_TRUE(before->empty());
 }
 
-TEST_F(StoreUsage, AClosedSessionsEgressIsWhatItsGatewayCarriedBothWays) {
+TEST_P(StoreUsage, AClosedSessionsEgressIsWhatItsGatewayCarriedBothWays) {
   SessionRow row;
   row.id = "s1";
   row.tenant_id = a_;
@@ -101,6 +101,8 @@ TEST_F(StoreUsage, AClosedSessionsEgressIsWhatItsGatewayCarriedBothWays) {
   EXPECT_EQ(usage.value("cpu_ms", 0), 7);
   EXPECT_EQ(usage.value("egress_bytes", 0), 1125);  // 100 + 1000 + 20 + 5; the denied attempt carried nothing
 }
+
+AIRLOCK_STORE_BACKENDS(StoreUsage);
 
 }  // namespace
 }  // namespace airlock::store

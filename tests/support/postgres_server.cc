@@ -1,0 +1,231 @@
+#include "postgres_server.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "store/postgres.h"
+
+namespace airlock::testing {
+
+namespace {
+
+// The newest installed server's bin directory, "" when there is none.
+std::string find_bin() {
+  glob_t g{};
+  std::string best;
+  if (::glob("/usr/lib/postgresql/*/bin/initdb", 0, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      std::string p = g.gl_pathv[i];
+      if (best.empty() || p > best) best = p;  // "15" > "13"; good enough for Debian's few versions
+    }
+  globfree(&g);
+  return best.empty() ? "" : best.substr(0, best.size() - std::string("/initdb").size());
+}
+
+struct RunAs {
+  uid_t uid = ::geteuid();
+  gid_t gid = ::getegid();
+};
+
+// As root: the postgres system user the Debian package makes, else nobody.
+RunAs server_user() {
+  RunAs r;
+  if (::geteuid() != 0) return r;
+  const passwd* pw = ::getpwnam("postgres");
+  if (!pw) pw = ::getpwnam("nobody");
+  if (pw) r = {pw->pw_uid, pw->pw_gid};
+  return r;
+}
+
+// Forks and execs argv as `as`; the child dies with this process (PDEATHSIG),
+// so a test process that crashes takes its server with it.
+Result<pid_t> spawn(const std::vector<std::string>& argv, RunAs as, const std::string& log) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) return fail_errno("fork");
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, 0);
+    if (::geteuid() == 0 && as.uid != 0) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) ::_exit(126);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+Status run(const std::vector<std::string>& argv, RunAs as, const std::string& log) {
+  auto pid = spawn(argv, as, log);
+  if (!pid) return std::unexpected(pid.error());
+  int status = 0;
+  if (::waitpid(*pid, &status, 0) < 0) return fail_errno("waitpid");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return fail(argv[0] + " failed (status " + std::to_string(status) + "); see " + log);
+  return {};
+}
+
+// A port on 127.0.0.1 that was free a moment ago.
+Result<int> free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail_errno("socket");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) < 0) {
+    ::close(fd);
+    return fail_errno("bind a loopback port");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+Status chown_to(const std::string& path, RunAs as) {
+  if (::geteuid() == 0 && ::chown(path.c_str(), as.uid, as.gid) < 0) return fail_errno("chown " + path);
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PostgresServer>> PostgresServer::start(Options options) {
+  std::string bin = find_bin();
+  if (bin.empty()) return fail(ErrorKind::kNotFound, "no PostgreSQL server (/usr/lib/postgresql/*/bin/initdb): apt-get install postgresql");
+  std::unique_ptr<PostgresServer> s(new PostgresServer);
+  s->bin_ = bin;
+  std::string tmpl = std::filesystem::temp_directory_path() / "airlock-pg-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return fail_errno("mkdtemp");
+  s->dir_ = tmpl;
+  // 0711: the server's user passes through to its own directories, reads nothing else.
+  if (::chmod(s->dir_.c_str(), 0711) < 0) return fail_errno("chmod " + s->dir_);
+  RunAs as = server_user();
+  std::string data = s->dir_ + "/data", sock = s->dir_ + "/sock", log = s->dir_ + "/log";
+  for (const auto& d : {data, sock}) {
+    if (::mkdir(d.c_str(), 0700) < 0) return fail_errno("mkdir " + d);
+    AIRLOCK_TRY(chown_to(d, as));
+  }
+  int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (logfd < 0) return fail_errno("create " + log);
+  ::close(logfd);
+  AIRLOCK_TRY(chown_to(log, as));
+  AIRLOCK_TRY(run({bin + "/initdb", "-D", data, "-U", "airlock", "--auth=trust", "-E", "UTF8",
+                   "--locale=C", "--no-sync", "--no-instructions"},
+                  as, log));
+  auto port = free_port();
+  if (!port) return std::unexpected(port.error());
+  s->port_ = *port;
+  std::vector<std::string> argv = {bin + "/postgres", "-D", data, "-h", "127.0.0.1",
+                                   "-p", std::to_string(s->port_), "-k", sock,
+                                   "-c", "max_connections=40", "-c", "shared_buffers=32MB"};
+  if (!options.durable) argv.insert(argv.end(), {"-c", "fsync=off", "-c", "synchronous_commit=off",
+                                                 "-c", "full_page_writes=off"});
+  auto pid = spawn(argv, as, log);
+  if (!pid) return std::unexpected(pid.error());
+  s->pid_ = *pid;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (true) {
+    if (auto c = store::open_postgres(s->url("postgres")); c) break;
+    int status = 0;
+    if (::waitpid(s->pid_, &status, WNOHANG) == s->pid_) {
+      s->pid_ = -1;
+      return fail("postgres exited at start (status " + std::to_string(status) + "); see " + log);
+    }
+    if (std::chrono::steady_clock::now() > deadline) return fail("postgres did not accept connections in 60 s; see " + log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return s;
+}
+
+PostgresServer::~PostgresServer() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGINT);  // fast shutdown: backends end, the postmaster exits last
+    int status = 0;
+    bool gone = false;
+    for (int i = 0; i < 600 && !gone; ++i) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) gone = true;
+      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!gone) {
+      ADD_FAILURE() << "postgres (pid " << pid_ << ") ignored SIGINT for 30 s: killed";
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string PostgresServer::url(const std::string& database) const {
+  return "postgresql://airlock@127.0.0.1:" + std::to_string(port_) + "/" + database;
+}
+
+Result<std::string> PostgresServer::create_database() {
+  auto c = store::open_postgres(url("postgres"));
+  if (!c) return std::unexpected(c.error());
+  std::string name = "airlock_test_" + std::to_string(++next_db_);
+  // The name is our own constant shape: no value from outside reaches this SQL.
+  AIRLOCK_TRY((*c)->exec(("CREATE DATABASE " + name).c_str()));
+  return url(name);
+}
+
+namespace {
+
+class SharedPostgres : public ::testing::Environment {
+ public:
+  PostgresServer* get(std::string* why) {
+    if (!tried_) {
+      tried_ = true;
+      auto s = PostgresServer::start();
+      if (s) server_ = std::move(*s);
+      else why_ = s.error().message();
+    }
+    if (why) *why = why_;
+    return server_.get();
+  }
+  void TearDown() override { server_.reset(); }
+
+ private:
+  bool tried_ = false;
+  std::unique_ptr<PostgresServer> server_;
+  std::string why_;
+};
+
+SharedPostgres* shared_env() {
+  static SharedPostgres* env = static_cast<SharedPostgres*>(::testing::AddGlobalTestEnvironment(new SharedPostgres));
+  return env;
+}
+
+}  // namespace
+
+PostgresServer* shared_postgres(std::string* why) { return shared_env()->get(why); }
+
+}  // namespace airlock::testing

@@ -1,0 +1,51 @@
+// A real PostgreSQL server for tests: initdb into a temporary directory, the
+// server started on a free loopback port with its socket in that directory,
+// a fresh database per test, and all of it stopped (by pid) and removed when
+// the server object goes. As root the server runs as the `postgres` system
+// user (or nobody): PostgreSQL refuses to run as root.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+
+namespace airlock::testing {
+
+class PostgresServer {
+ public:
+  struct Options {
+    // fsync and synchronous_commit on (the benchmark compares durable commits);
+    // tests run with fsync off, which only weakens durability against a power loss.
+    bool durable = false;
+  };
+  // Fails (kNotFound) when no /usr/lib/postgresql/*/bin/initdb exists.
+  static Result<std::unique_ptr<PostgresServer>> start(Options options);
+  static Result<std::unique_ptr<PostgresServer>> start() { return start(Options{}); }
+  ~PostgresServer();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+
+  // Creates a new, empty database and returns its postgresql:// URL.
+  Result<std::string> create_database();
+  std::string url(const std::string& database) const;
+  pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  PostgresServer() = default;
+  std::string dir_;  // removed at the end
+  std::string bin_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  int next_db_ = 0;
+};
+
+// One server per test process, started by the first test that asks for it and
+// stopped when the process exits (a gtest environment's TearDown). nullptr
+// with `why` set when it cannot start (no server binaries installed).
+PostgresServer* shared_postgres(std::string* why);
+
+}  // namespace airlock::testing

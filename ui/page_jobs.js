@@ -4,6 +4,7 @@
 import { api, seg } from './api.js';
 import { el, table, clear } from './dom.js';
 import { showControls } from './text.js';
+import { tenantCell } from './tenant_list.js';
 
 const OUTCOMES = ['succeeded', 'failed', 'timed_out', 'cpu_limit', 'memory_limit', 'output_rejected',
                   'input_rejected', 'cancelled', 'sandbox_error'];
@@ -77,7 +78,7 @@ export async function jobsPage(view) {
         el('td', {}, el('a', { href: '#/jobs/' + encodeURIComponent(j.id) }, showControls(j.id, false))),
         el('td', {}, el('span', { class: 'state ' + stateClass(j.state) }, String(j.state))),
         el('td', {}, j.outcome ? el('span', { class: 'outcome ' + outcomeClass(j.outcome) }, String(j.outcome)) : '—'),
-        el('td', { title: String(j.tenant || '') }, showControls(String(j.tenant_name || j.tenant || ''), false)),
+        tenantCell(j),
         el('td', {}, img ? showControls(img, false) : '—'),
         el('td', {}, String(j.created_at))));
     });

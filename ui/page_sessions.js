@@ -2,44 +2,22 @@
 // code of the session's owner, so everything here is shown as text; figures
 // are PNGs, shown as images from data: URLs only after a base64 check.
 import { api, seg } from './api.js';
-import { el, fields, section, clear } from './dom.js';
+import { el, fields, section } from './dom.js';
 import { showControls, isBase64, ms } from './text.js';
+import { tenantListPage, tenantCell } from './tenant_list.js';
 
 const t = (v) => showControls(v === undefined || v === null || v === '' ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 
-// The tenant filter is the API's (GET /v1/sessions?tenant=): another tenant or
-// * only for an admin key; any other key is answered 403, shown here.
+// The tenant filter is the API's (GET /v1/sessions?tenant=; tenant_list.js).
 export async function sessionsPage(view) {
-  const body = el('tbody', {});
-  const note = el('p', { class: 'muted' });
-  const filters = el('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); load(); } },
-    el('label', {}, 'Tenant ', el('input', { name: 'tenant', placeholder: 'own; name, id or * (admin)', autocomplete: 'off' })),
-    el('button', { type: 'submit' }, 'Filter'));
-  view.append(el('h1', {}, 'Sessions'), filters,
-    el('table', { class: 'list', id: 'sessions' },
-      el('thead', {}, el('tr', {}, ['Id', 'Tenant', 'State', 'Created', 'Closed', 'Close reason'].map((h) => el('th', {}, h)))),
-      body),
-    note);
-  async function load() {
-    clear(body);
-    const tenant = filters.elements.tenant.value.trim();
-    let page;
-    try {
-      page = await api('/v1/sessions' + (tenant ? '?' + new URLSearchParams({ tenant }).toString() : ''));
-    } catch (err) {
-      note.className = 'error';
-      note.textContent = `${err.code || 'error'}: ${err.message}`;
-      return;
-    }
-    note.className = 'muted';
-    page.sessions.forEach((s) => body.appendChild(el('tr', { class: 'session' },
+  await tenantListPage(view, {
+    title: 'Sessions', id: 'sessions', path: '/v1/sessions', field: 'sessions', empty: 'No sessions.',
+    headers: ['Id', 'Tenant', 'State', 'Created', 'Closed', 'Close reason'],
+    row: (s) => el('tr', { class: 'session' },
       el('td', {}, el('a', { href: '#/sessions/' + encodeURIComponent(s.id) }, showControls(s.id, false))),
-      el('td', { title: String(s.tenant || '') }, showControls(String(s.tenant_name || s.tenant || ''), false)),
-      el('td', {}, t(s.state)), el('td', {}, t(s.created_at)), el('td', {}, t(s.closed_at)), el('td', {}, t(s.close_reason)))));
-    note.textContent = page.sessions.length ? `${page.sessions.length} shown` + (page.scope === 'all_tenants' ? ' (every tenant)' : '')
-      : 'No sessions.';
-  }
-  await load();
+      tenantCell(s),
+      el('td', {}, t(s.state)), el('td', {}, t(s.created_at)), el('td', {}, t(s.closed_at)), el('td', {}, t(s.close_reason))),
+  });
 }
 
 export async function sessionPage(view, id) {

@@ -21,12 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string upload(HttpClient& c, const TestKey& k, const std::string& name, const std::string& content) {
-  auto r = c.request("POST", "/v1/files?name=" + name, content, k.auth());
-  EXPECT_EQ(r.status, 201) << r.body;
-  return r.status == 201 ? r.json()["id"].get<std::string>() : "";
-}
-
 // Totals three regions' CSVs; without the third it asks for it (and writes a
 // partial output first, which must not be kept).
 const char* kAnalyst =

@@ -1,5 +1,7 @@
 #include "service_fixture.h"
 
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -100,6 +102,12 @@ nlohmann::json run_job(HttpClient& c, const TestKey& key, const nlohmann::json& 
   auto r = c.request("POST", "/v1/jobs", b.dump(), key.auth());
   if (r.status != 201 && r.status != 200) throw std::runtime_error("create job: " + std::to_string(r.status) + " " + r.body);
   return r.json();
+}
+
+std::string upload(HttpClient& c, const TestKey& key, const std::string& name, const std::string& content) {
+  auto r = c.request("POST", "/v1/files?name=" + name, content, key.auth());
+  EXPECT_EQ(r.status, 201) << r.body;
+  return r.status == 201 ? r.json()["id"].get<std::string>() : "";
 }
 
 }  // namespace airlock::testing

@@ -52,6 +52,10 @@ class ServiceProcess {
   int start_count_ = 0;
 };
 
+// POST /v1/files?name=NAME with `content` as `key`; the file's id, or "" (a
+// failed expectation) when the service did not answer 201.
+std::string upload(HttpClient& c, const TestKey& key, const std::string& name, const std::string& content);
+
 // POST /v1/jobs with wait; the job's view when it ended (or the response).
 nlohmann::json run_job(HttpClient& c, const TestKey& key, const nlohmann::json& body, int wait_s = 60);
 

@@ -16,12 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string upload(HttpClient& c, const TestKey& k, const std::string& name, const std::string& content) {
-  auto r = c.request("POST", "/v1/files?name=" + name, content, k.auth());
-  EXPECT_EQ(r.status, 201) << r.body;
-  return r.status == 201 ? r.json()["id"].get<std::string>() : "";
-}
-
 json wait_for_state(HttpClient& c, const TestKey& k, const std::string& id, const std::string& state,
                     int timeout_ms = 20000) {
   json j;

@@ -18,38 +18,16 @@
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-deploy="${here}/../../deploy/kubernetes"
-airlock="${AIRLOCK_BINARY:-}"
-[[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root"; exit 77; }
-for tool in unshare setpriv mountpoint; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool is missing"; exit 77; }
-done
-[[ -x "$airlock" ]] || { echo "FAIL: AIRLOCK_BINARY is not an executable: '$airlock'"; exit 1; }
-airlock="$(realpath "$airlock")"
-
-# The capabilities the DaemonSet adds, from worker.yaml itself.
-caps_line=$(grep -E '^\s*add: \[' "${deploy}/worker.yaml") || { echo "FAIL: no capabilities in worker.yaml"; exit 1; }
-caps=$(echo "$caps_line" | sed -E 's/.*\[(.*)\].*/\1/; s/[" ]//g' | tr '[:upper:]' '[:lower:]')
+. "${here}/privileges_setup.sh" airlock-k8s-priv unshare setpriv mountpoint
 [[ "$caps" == "sys_admin,setuid,setgid,sys_nice" ]] || { echo "FAIL: worker.yaml adds '$caps'; this test knows sys_admin,setuid,setgid,sys_nice"; exit 1; }
+tmp="$work"
 
-tmp=$(mktemp -d /tmp/airlock-k8s-priv-XXXXXX)
-chmod 0711 "$tmp"
-cleanup() { rm -rf "$tmp"; }
-trap cleanup EXIT
 # The pod's writable volumes (worker.yaml): /run/airlock (with the node's
 # /run/airlock/uids inside it, shared with every airlock on the host),
 # /var/lib/airlock and /tmp. Everything else is read-only, as with
 # readOnlyRootFilesystem.
 mkdir -m 0711 "$tmp/state" "$tmp/run" "$tmp/run/uids"
 mkdir -m 1777 "$tmp/tmp"
-# airlock's own lease directory on this host (it makes it itself at a job's
-# start; made here first because it is bound into the pod's /run/airlock).
-[[ -d /run/airlock ]] || mkdir -m 0711 /run/airlock
-[[ -d /run/airlock/uids ]] || mkdir -m 0711 /run/airlock/uids
-
-failures=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # What a runtime does to a container, then "$@" under the bounding set $1.
 # $2: "ro-cgroups" or "rw-cgroups" (to see the /proc failure by itself).
@@ -221,6 +199,4 @@ for rec in "$tmp"/state/records/*.json; do
   fi
 done
 
-if [[ $failures -eq 0 ]]; then echo "worker privileges: all held"; exit 0; fi
-echo "worker privileges: ${failures} failed"
-exit 1
+finish "worker privileges"

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -31,18 +32,13 @@
 #include "store/store.h"
 #include "support/http_client.h"
 #include "sys/remove_tree.h"
+#include "timing.h"
 
-using Clock = std::chrono::steady_clock;
+using airlock::bench::Clock;
+using airlock::bench::ms_since;
+using airlock::bench::pct;
 
 namespace {
-
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 struct Daemon {
   pid_t pid = -1;
@@ -137,27 +133,20 @@ Round load(const Daemon& d, int seconds, const std::string& perf_file) {
   Round r;
   SyncCounter counter(d.pid, perf_file);
   std::mutex mu;
-  auto until = Clock::now() + std::chrono::seconds(seconds);
-  auto started = Clock::now();
-  std::vector<std::thread> clients;
-  for (int t = 0; t < 16; ++t)
-    clients.emplace_back([&] {
-      airlock::testing::HttpClient h(d.port);
-      while (Clock::now() < until) {
-        auto t0 = Clock::now();
-        auto resp = h.request("POST", "/v1/jobs", kBody, {{"authorization", d.auth}});
-        double ms = ms_since(t0);
-        std::lock_guard lock(mu);
-        if (resp.status == 201 && resp.json()["outcome"] == "succeeded") {
-          ++r.jobs;
-          r.latencies.push_back(ms);
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-      }
-    });
-  for (auto& t : clients) t.join();
-  r.seconds = ms_since(started) / 1000;
+  std::vector<std::unique_ptr<airlock::testing::HttpClient>> clients;
+  for (int t = 0; t < 16; ++t) clients.push_back(std::make_unique<airlock::testing::HttpClient>(d.port));
+  r.seconds = airlock::bench::run_for(16, seconds, [&](int t) {
+    auto t0 = Clock::now();
+    auto resp = clients[t]->request("POST", "/v1/jobs", kBody, {{"authorization", d.auth}});
+    double ms = ms_since(t0);
+    std::lock_guard lock(mu);
+    if (resp.status == 201 && resp.json()["outcome"] == "succeeded") {
+      ++r.jobs;
+      r.latencies.push_back(ms);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
   r.syncs = counter.stop();
   return r;
 }
@@ -172,23 +161,15 @@ Round store_load(const std::string& data, size_t max_batch, int seconds, const s
   SyncCounter counter(::getpid(), perf_file);
   auto before = (*store)->commit_stats();
   std::atomic<int> jobs{0};
-  auto until = Clock::now() + std::chrono::seconds(seconds);
-  auto started = Clock::now();
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 16; ++t)
-    threads.emplace_back([&] {
-      while (Clock::now() < until) {
-        airlock::store::JobRow row;
-        row.tenant_id = tenant->id;
-        row.request_json = kBody;
-        auto created = (*store)->create_job(row);
-        if (!created) continue;
-        if (!(*store)->mark_running(created->first.id, 1, "")) continue;
-        if ((*store)->finish_job(created->first.id, "succeeded", "", R"({"outcome":"succeeded"})", {})) ++jobs;
-      }
-    });
-  for (auto& t : threads) t.join();
-  r.seconds = ms_since(started) / 1000;
+  r.seconds = airlock::bench::run_for(16, seconds, [&](int) {
+    airlock::store::JobRow row;
+    row.tenant_id = tenant->id;
+    row.request_json = kBody;
+    auto created = (*store)->create_job(row);
+    if (!created) return;
+    if (!(*store)->mark_running(created->first.id, 1, "")) return;
+    if ((*store)->finish_job(created->first.id, "succeeded", "", R"({"outcome":"succeeded"})", {})) ++jobs;
+  });
   r.syncs = counter.stop();
   r.jobs = jobs;
   commits = (*store)->commit_stats().batches - before.batches;

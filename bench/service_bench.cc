@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,17 +23,13 @@
 #include "store/store.h"
 #include "support/http_client.h"
 #include "sys/remove_tree.h"
+#include "timing.h"
 
-using Clock = std::chrono::steady_clock;
+using airlock::bench::Clock;
+using airlock::bench::ms_since;
+using airlock::bench::pct;
 
 namespace {
-
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 double time_cli(const std::string& airlock, const std::string& state) {
   auto t = Clock::now();
@@ -111,21 +108,13 @@ int main(int argc, char** argv) {
   }
 
   std::atomic<int> done{0};
-  auto until = Clock::now() + std::chrono::seconds(seconds);
-  auto started = Clock::now();
-  std::vector<std::thread> clients;
-  for (int t = 0; t < 32; ++t) {
-    clients.emplace_back([&] {
-      airlock::testing::HttpClient h(port);
-      while (Clock::now() < until) {
-        auto r = h.request("POST", "/v1/jobs", body, {{"authorization", auth}});
-        if (r.status == 201) ++done;
-        else std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    });
-  }
-  for (auto& t : clients) t.join();
-  double elapsed = ms_since(started) / 1000;
+  std::vector<std::unique_ptr<airlock::testing::HttpClient>> clients;
+  for (int t = 0; t < 32; ++t) clients.push_back(std::make_unique<airlock::testing::HttpClient>(port));
+  double elapsed = airlock::bench::run_for(32, seconds, [&](int t) {
+    auto r = clients[t]->request("POST", "/v1/jobs", body, {{"authorization", auth}});
+    if (r.status == 201) ++done;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
 
   ::kill(daemon, SIGTERM);
   ::waitpid(daemon, nullptr, 0);

@@ -12,30 +12,23 @@
 // $TMPDIR chooses the disk of both (default /tmp).
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "store/store.h"
 #include "support/postgres_server.h"
 #include "sys/remove_tree.h"
+#include "timing.h"
 
-using Clock = std::chrono::steady_clock;
+using airlock::bench::Clock;
+using airlock::bench::ms_since;
+using airlock::bench::pct;
 using airlock::store::Store;
 
 namespace {
-
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 const char* kRequest = R"({"command":["/bin/true"]})";
 const char* kRecord = R"({"outcome":"succeeded","usage":{"cpu_ms":1,"wall_ms":2}})";
@@ -53,16 +46,10 @@ bool one_job(Store& store, const std::string& tenant) {
 
 double throughput(Store& store, const std::string& tenant, int seconds) {
   std::atomic<int> jobs{0};
-  auto until = Clock::now() + std::chrono::seconds(seconds);
-  auto started = Clock::now();
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 16; ++t)
-    threads.emplace_back([&] {
-      while (Clock::now() < until)
-        if (one_job(store, tenant)) ++jobs;
-    });
-  for (auto& t : threads) t.join();
-  return jobs / (ms_since(started) / 1000);
+  double elapsed = airlock::bench::run_for(16, seconds, [&](int) {
+    if (one_job(store, tenant)) ++jobs;
+  });
+  return jobs / elapsed;
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <mutex>
 #include <sstream>
 
 #include "sandbox/tmpfs.h"
@@ -45,6 +47,23 @@ PreparedSandbox::~PreparedSandbox() {
   if (dir) (void)dir->remove();
 }
 
+namespace {
+
+// Said once per process: every pooled job after the first would say the same.
+void warn_priority_kept_once(int wanted, pid_t init) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    errno = 0;
+    int has = ::getpriority(PRIO_PROCESS, static_cast<id_t>(init));
+    std::fprintf(stderr,
+                 "airlock: a job's priority cannot be set back to nice %d (no CAP_SYS_NICE): jobs in "
+                 "pooled sandboxes run at nice %d, the pool's; said once\n",
+                 wanted, errno == 0 ? has : wanted);
+  });
+}
+
+}  // namespace
+
 Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
   if (auto st = sb.cgroup->set_limits({p.memory_bytes, p.pids, p.cpus}); !st) return st;
   rlim_t cpu_s = cpu_rlimit_seconds(p);
@@ -55,8 +74,13 @@ Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
   errno = 0;
   int nice = ::getpriority(PRIO_PROCESS, 0);
   if (nice == -1 && errno != 0) return fail_errno("read this process's priority");
-  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(sb.process->pid()), nice) < 0)
-    return fail_errno("set the job's priority");
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(sb.process->pid()), nice) < 0) {
+    // Without CAP_SYS_NICE (a container that does not add it) a pooled
+    // sandbox cannot be raised back: the job runs at the pool's priority
+    // rather than not at all. Any other error is still the job's failure.
+    if (errno != EPERM && errno != EACCES) return fail_errno("set the job's priority");
+    warn_priority_kept_once(nice, sb.process->pid());
+  }
   if (auto st = sandbox::resize_tmpfs(sb.mounts.inputs.get(), input_mount_bytes(p.inputs),
                                       input_mount_inodes(p.inputs));
       !st)

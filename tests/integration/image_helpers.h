@@ -11,4 +11,13 @@ std::string test_image_dir();
 // Whether `name` is in the test store (a test that needs it skips otherwise).
 bool test_image_built(const std::string& name);
 
+// Two jobs at once on one file of an image (the isolation tests): the holder
+// takes a shared lock on `path`, creates /workspace/ready, and holds the lock
+// until /workspace/done appears (30 s at most); the probe opens and reads
+// `path` and prints "SEEN lock of another job" when a write lock would
+// conflict with someone's lock (F_GETLK), else "UNSEEN no lock". Python
+// source; `path` is the test's own constant (put in a Python string literal).
+std::string lock_holder_script(const std::string& path);
+std::string lock_probe_script(const std::string& path);
+
 }  // namespace airlock::testing

@@ -20,11 +20,14 @@
 #include <string>
 #include <thread>
 
+#include "image_helpers.h"
 #include "run_helpers.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using airlock::testing::lock_holder_script;
+using airlock::testing::lock_probe_script;
 using airlock::testing::run_airlock;
 using airlock::testing::Spawned;
 using airlock::testing::TempDir;
@@ -38,26 +41,11 @@ constexpr const char* kFile = "/usr/lib/os-release";
 
 // Job A: a read lock on kFile (F_SETLK), then /workspace/ready, then waits
 // (at most 30 s) for the host to create /workspace/done.
-const char* kHolder = R"(
-import fcntl, os, time
-fd = os.open("/usr/lib/os-release", os.O_RDONLY)
-fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-open("/workspace/ready", "w").close()
-for _ in range(3000):
-    if os.path.exists("/workspace/done"): break
-    time.sleep(0.01)
-print("holder done")
-)";
+const std::string kHolder = lock_holder_script(kFile);
 
 // Job B: asks whether anyone holds a lock that a write lock would conflict
 // with (F_GETLK), and reads the file.
-const char* kProbe = R"(
-import fcntl, os, struct
-fd = os.open("/usr/lib/os-release", os.O_RDONLY)
-os.read(fd, 4096)
-req = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0)
-l_type = struct.unpack("hhqqi4x", fcntl.fcntl(fd, fcntl.F_GETLK, req))[0]
-print("SEEN lock of another job" if l_type != fcntl.F_UNLCK else "UNSEEN no lock")
+const std::string kProbe = lock_probe_script(kFile) + R"(
 st = os.stat("/usr/lib/os-release")
 print("dev", st.st_dev, "ino", st.st_ino)
 )";

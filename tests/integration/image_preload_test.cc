@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "image_helpers.h"
 #include "images/recipe.h"
 #include "pool_helpers.h"
 #include "run_helpers.h"
@@ -247,23 +248,8 @@ TEST_F(ImagePreload, NothingOfOnePreloadedJobOnTheImageReachesTheNext) {
 // libpython and job B, at the same time, asks for that lock, opens and reads
 // the file; a watch placed from the host in A's view sees nothing of B. And
 // /proc/self/map_files, the one way from a mapping to its file, is refused.
-const char* kHolder = R"(
-import fcntl, os, time
-fd = os.open("/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", os.O_RDONLY)
-fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-open("/workspace/ready", "w").close()
-for _ in range(3000):
-    if os.path.exists("/workspace/done"): break
-    time.sleep(0.01)
-print("holder done")
-)";
-const char* kProbe = R"(
-import fcntl, os, struct
-fd = os.open("/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", os.O_RDONLY)
-os.read(fd, 4096)
-req = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0)
-l_type = struct.unpack("hhqqi4x", fcntl.fcntl(fd, fcntl.F_GETLK, req))[0]
-print("SEEN lock of another job" if l_type != fcntl.F_UNLCK else "UNSEEN no lock")
+const std::string kHolder = lock_holder_script(kLibpython);
+const std::string kProbe = lock_probe_script(kLibpython) + R"(
 for line in open("/proc/self/maps"):
     f = line.split()
     if len(f) >= 6 and f[5].endswith("libpython3.11.so.1.0"):

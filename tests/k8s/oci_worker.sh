@@ -20,29 +20,8 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "${here}/../.." && pwd)"
-deploy="${repo}/deploy/kubernetes"
-airlock="${AIRLOCK_BINARY:-}"
 profile="${DOCKER_SECCOMP_PROFILE:-/usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json}"
-[[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root"; exit 77; }
-for tool in runc python3; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool is missing (scripts/test-setup/60-k8s.sh)"; exit 77; }
-done
-[[ -x "$airlock" ]] || { echo "FAIL: AIRLOCK_BINARY is not an executable: '$airlock'"; exit 1; }
-airlock="$(realpath "$airlock")"
-
-caps_line=$(grep -E '^\s*add: \[' "${deploy}/worker.yaml") || { echo "FAIL: no capabilities in worker.yaml"; exit 1; }
-caps=$(echo "$caps_line" | sed -E 's/.*\[(.*)\].*/\1/; s/[" ]//g' | tr '[:upper:]' '[:lower:]')
-
-[[ -d /run/airlock ]] || mkdir -m 0711 /run/airlock
-[[ -d /run/airlock/uids ]] || mkdir -m 0711 /run/airlock/uids
-work=$(mktemp -d /tmp/airlock-k8s-oci-XXXXXX)
-chmod 0711 "$work"
-cleanup() { rm -rf "$work"; }
-trap cleanup EXIT
-
-failures=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "${here}/privileges_setup.sh" airlock-k8s-oci runc python3
 
 # A container of its own for "$@", with oci_bundle.py options before "--";
 # deleted (and its cgroup checked) when it ends.
@@ -121,6 +100,4 @@ else
   echo "skipped: the seccomp cases ($profile is missing: Debian's golang-github-docker-docker-dev)"
 fi
 
-if [[ $failures -eq 0 ]]; then echo "oci worker: all held"; exit 0; fi
-echo "oci worker: ${failures} failed"
-exit 1
+finish "oci worker"

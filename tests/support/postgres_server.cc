@@ -7,13 +7,19 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -63,8 +69,6 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, RunAs as, const std::s
   pid_t pid = ::fork();
   if (pid < 0) return fail_errno("fork");
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd >= 0) {
       ::dup2(fd, 1);
@@ -75,6 +79,9 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, RunAs as, const std::s
     if (::geteuid() == 0 && as.uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) ::_exit(126);
     }
+    // After the uid change, which clears the parent-death signal (prctl(2)).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
@@ -188,25 +195,81 @@ std::string PostgresServer::url(const std::string& database) const {
   return "postgresql://airlock@127.0.0.1:" + std::to_string(port_) + "/" + database;
 }
 
+std::unique_ptr<PostgresServer> PostgresServer::attach(int port) {
+  std::unique_ptr<PostgresServer> s(new PostgresServer);
+  s->port_ = port;  // pid_ -1 and dir_ empty: the destructor stops and removes nothing
+  return s;
+}
+
 Result<std::string> PostgresServer::create_database() {
   auto c = store::open_postgres(url("postgres"));
   if (!c) return std::unexpected(c.error());
-  std::string name = "airlock_test_" + std::to_string(++next_db_);
+  // Many test processes share the fixture's server: a random tag per process
+  // keeps their names apart (a pid can come back within one run).
+  static const std::string tag = [] {
+    unsigned long long r = 0;
+    if (::getrandom(&r, sizeof r, 0) != sizeof r) r = static_cast<unsigned long long>(::getpid());
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", r);
+    return std::string(hex);
+  }();
+  std::string name = "airlock_test_" + tag + "_" + std::to_string(++next_db_);
   // The name is our own constant shape: no value from outside reaches this SQL.
   AIRLOCK_TRY((*c)->exec(("CREATE DATABASE " + name).c_str()));
   return url(name);
 }
 
+Result<SharedServerLine> parse_shared_server_file(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  SharedServerLine out;
+  if (line.starts_with("skip: ") && line.size() > 6) {
+    out.skip = line.substr(6);
+    return out;
+  }
+  const std::string prefix = "postgresql://airlock@127.0.0.1:";
+  if (!line.starts_with(prefix)) return fail("not a fixture server line: " + line);
+  const char* begin = line.data() + prefix.size();
+  const char* end = line.data() + line.size();
+  auto [p, ec] = std::from_chars(begin, end, out.port);
+  if (ec != std::errc() || p != end || begin == end || out.port < 1 || out.port > 65535)
+    return fail("not a port in the fixture server line: " + line);
+  return out;
+}
+
+std::string shared_server_file_text(int port) {
+  return "postgresql://airlock@127.0.0.1:" + std::to_string(port) + "\n";
+}
+
 namespace {
+
+// The fixture's server when its file exists; else one of this process's own.
+Result<std::unique_ptr<PostgresServer>> find_shared_server() {
+  const char* file = std::getenv(kSharedServerFileEnv);
+  if (!file || !*file || !std::filesystem::exists(file)) return PostgresServer::start();
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return fail("read " + std::string(file));
+  auto line = parse_shared_server_file(text.str());
+  if (!line) return fail(std::string(file) + ": " + line.error().message());
+  if (!line->skip.empty()) return fail(ErrorKind::kNotFound, line->skip);
+  return PostgresServer::attach(line->port);
+}
 
 class SharedPostgres : public ::testing::Environment {
  public:
   PostgresServer* get(std::string* why) {
     if (!tried_) {
       tried_ = true;
-      auto s = PostgresServer::start();
-      if (s) server_ = std::move(*s);
-      else why_ = s.error().message();
+      auto s = find_shared_server();
+      if (s) {
+        server_ = std::move(*s);
+      } else {
+        why_ = s.error().message();
+        // Only a host without the server binaries skips; a server that is
+        // installed and does not start (or a bad fixture file) fails the test.
+        if (s.error().kind != ErrorKind::kNotFound) ADD_FAILURE() << why_;
+      }
     }
     if (why) *why = why_;
     return server_.get();

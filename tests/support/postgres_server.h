@@ -24,6 +24,9 @@ class PostgresServer {
   // Fails (kNotFound) when no /usr/lib/postgresql/*/bin/initdb exists.
   static Result<std::unique_ptr<PostgresServer>> start(Options options);
   static Result<std::unique_ptr<PostgresServer>> start() { return start(Options{}); }
+  // A server another process started and stops (the ctest fixture,
+  // tests/postgres_fixture): this object makes databases on it and owns nothing.
+  static std::unique_ptr<PostgresServer> attach(int port);
   ~PostgresServer();
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
@@ -32,6 +35,7 @@ class PostgresServer {
   Result<std::string> create_database();
   std::string url(const std::string& database) const;
   pid_t pid() const { return pid_; }
+  int port() const { return port_; }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -43,9 +47,25 @@ class PostgresServer {
   int next_db_ = 0;
 };
 
-// One server per test process, started by the first test that asks for it and
-// stopped when the process exits (a gtest environment's TearDown). nullptr
-// with `why` set when it cannot start (no server binaries installed).
+// The file the ctest fixture writes (tests/postgres_fixture): the first line is
+// the server's URL, postgresql://airlock@127.0.0.1:PORT, or "skip: why" when no
+// server can run here. Pure: `port` or `skip` set, or an error for any other text.
+struct SharedServerLine {
+  int port = 0;
+  std::string skip;
+};
+Result<SharedServerLine> parse_shared_server_file(const std::string& text);
+std::string shared_server_file_text(int port);
+
+// The environment variable that names that file (set by tests/CMakeLists.txt
+// on the tests that require the fixture).
+inline constexpr const char* kSharedServerFileEnv = "AIRLOCK_TEST_POSTGRES_FILE";
+
+// One server per test process, asked for by the first test that needs it: the
+// fixture's server when $AIRLOCK_TEST_POSTGRES_FILE names a file that exists,
+// else one this process starts and stops when it exits (a gtest environment's
+// TearDown), so a test binary run alone still works. nullptr with `why` set
+// when there is none (no server binaries installed, or the fixture said skip).
 PostgresServer* shared_postgres(std::string* why);
 
 }  // namespace airlock::testing

@@ -1,6 +1,6 @@
 // The store's tests run on both backends: TEST_P suites instantiated with
-// AIRLOCK_STORE_BACKENDS(Suite). PostgreSQL runs on a real server the test
-// process starts (tests/support/postgres_server.h), a fresh database per test;
+// AIRLOCK_STORE_BACKENDS(Suite). PostgreSQL runs on a real server, the ctest
+// fixture's or the test process's own (tests/support/postgres_server.h), a fresh database per test;
 // without the server binaries those cases are skipped, saying why.
 #pragma once
 

@@ -112,6 +112,20 @@ std::string start_of(const airlock::testing::Response& r) {
   }
 }
 
+// The record's own split of the job's time: "timing" (the engine) and
+// "service_timing" (the service's share), each phase's ms by name.
+void add_phases(const airlock::testing::Response& r, std::map<std::string, std::vector<double>>& into) {
+  if (r.status != 201) return;
+  try {
+    auto rec = r.json()["record"];
+    for (const char* part : {"timing", "service_timing"})
+      if (rec.contains(part))
+        for (auto& [name, v] : rec[part].items())
+          if (v.is_number()) into[std::string(part) + "." + name].push_back(v.get<double>());
+  } catch (...) {
+  }
+}
+
 std::string starts_text(const std::map<std::string, int>& m) {
   std::string s;
   for (auto& [k, v] : m) s += (s.empty() ? "" : ", ") + std::to_string(v) + " " + k;
@@ -254,6 +268,7 @@ int main(int argc, char** argv) {
     std::vector<double> bwrap_ms;
     std::vector<std::vector<double>> ms(daemons.size());
     std::vector<std::map<std::string, int>> starts(daemons.size());
+    std::vector<std::map<std::string, std::vector<double>>> phases(daemons.size());
     int bwrap_failed = 0;
     for (int i = 0; i < opt.runs; ++i) {
       double b = bwrap_once();
@@ -265,6 +280,7 @@ int main(int argc, char** argv) {
         auto r = clients[k]->request("POST", "/v1/jobs", body, {{"authorization", daemons[k].auth}});
         ms[k].push_back(ms_since(t));
         ++starts[k][start_of(r)];
+        add_phases(r, phases[k]);
         sleep_ms(opt.pause_ms);
       }
     }
@@ -280,6 +296,24 @@ int main(int argc, char** argv) {
                   pct(ms[k], 0.9), pct(ms[k], 0.99), b50 > 0 ? pct(ms[k], 0.5) / b50 : 0.0,
                   starts_text(starts[k]).c_str());
       if (starts[k][daemons[k].pool ? "warm" : "cold"] != opt.runs) status = 1;
+    }
+    std::printf("\nWhere the time goes, medians of the records' phases (ms):\n\n| phase |");
+    std::map<std::string, int> names;
+    for (size_t k = 0; k < daemons.size(); ++k) {
+      std::printf(" %s |", daemons[k].name.c_str());
+      for (auto& [name, v] : phases[k]) names[name] = 1;
+    }
+    std::printf("\n|---|");
+    for (size_t k = 0; k < daemons.size(); ++k) std::printf("---:|");
+    std::printf("\n");
+    for (auto& [name, unused] : names) {
+      std::printf("| %s |", name.c_str());
+      for (size_t k = 0; k < daemons.size(); ++k) {
+        auto it = phases[k].find(name);
+        if (it == phases[k].end()) std::printf(" - |");
+        else std::printf(" %.2f |", pct(it->second, 0.5));
+      }
+      std::printf("\n");
     }
     std::printf("\n");
   }

@@ -291,7 +291,7 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
                                                   std::chrono::steady_clock::now() - started)
                                                   .count());
   rec.finished_at = now_rfc3339();
-  {
+  if (env.record_file) {
     std::string dir = env.state_dir + "/records";
     ::mkdir(env.state_dir.c_str(), 0700);
     ::mkdir(dir.c_str(), 0700);

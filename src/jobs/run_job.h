@@ -20,6 +20,10 @@ struct RunEnvironment {
   int echo_stderr = -1;
   int cancel_fd = -1;    // readable when the job must be cancelled, or -1
   std::string pool_socket;  // the warm pool; empty: pool.sock in the state directory
+  // The record as a file in the state directory (records/ID.json, fsynced).
+  // The service keeps its records in the store, whose commit is the one
+  // durable write of a job; a second fsync there only delays the reply.
+  bool record_file = true;
 };
 
 JobRecord run_job(const RunRequest& request, const RunEnvironment& env);

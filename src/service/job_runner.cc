@@ -80,6 +80,16 @@ class OutputPump {
   std::thread thread_;
 };
 
+// A file of the job's work directory (the code, the snapshot's manifest):
+// read once by the engine and removed with the directory after the job, so
+// it is not fsynced (the store's commit is the job's one durable write).
+Status write_scratch_file(const std::string& path, std::string_view data, mode_t mode) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd) return fail_errno("create " + path);
+  if (auto st = sys::write_all(fd.get(), data); !st) return fail_with("write " + path, st.error().err);
+  return {};
+}
+
 // Opens accepted files by name for the checks, which stream over them
 // (validate/checks.h): nothing is read whole here.
 validate::FileSource files_by_name(std::map<std::string, std::string> paths) {
@@ -212,14 +222,14 @@ RunnerResult run_service_job(const RunnerSetup& setup, const RunnerJob& job) {
   }
   if (job.request.code) {
     std::string path = job.work_dir + "/" + job.request.code_name;
-    if (auto st = sys::write_file_atomic(path, *job.request.code, 0444); !st) return fail_early(st.error().message());
+    if (auto st = write_scratch_file(path, *job.request.code, 0444); !st) return fail_early(st.error().message());
     at.input_paths.push_back(path);
     inputs[job.request.code_name] = path;
   }
   if (job.snapshot_manifest) {
     at.snapshot_manifest = job.work_dir + "/snapshot.json";
     at.content_dir = setup.content_dir;
-    if (auto st = sys::write_file_atomic(at.snapshot_manifest, *job.snapshot_manifest, 0400); !st)
+    if (auto st = write_scratch_file(at.snapshot_manifest, *job.snapshot_manifest, 0400); !st)
       return fail_early(st.error().message());
   }
   at.output_dir = job.work_dir + "/out";
@@ -243,6 +253,7 @@ RunnerResult run_service_job(const RunnerSetup& setup, const RunnerJob& job) {
   env.echo_stdout = (*pump)->stdout_fd();
   env.echo_stderr = (*pump)->stderr_fd();
   env.cancel_fd = job.cancel_fd;
+  env.record_file = false;  // the service stores the record (JobService::store_ending)
   try {
     result.record = jobs::run_job(request, env);
   } catch (const std::exception& e) {

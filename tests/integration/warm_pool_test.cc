@@ -226,17 +226,29 @@ TEST(WarmPool, LimitsOfTheJobApplyToAPreparedSandbox) {
 }
 
 // The pool's refill threads prepare sandboxes at nice 10 (behind jobs); the
-// job that takes one must not inherit that: it runs at its runner's priority.
+// job that takes one must not inherit that, nor a preloaded one its
+// interpreter's: it runs at its runner's policy and priority. Fields 19 and 41 of
+// /proc/self/stat are the nice value and the scheduling policy (0: SCHED_OTHER,
+// 5: SCHED_IDLE; the command name has no space).
 TEST(WarmPool, AWarmJobRunsAtItsRunnersPriorityNotTheRefills) {
   TempDir dir;
   TestPool pool(dir.path(), dir.state(), 1, 0);
   ASSERT_TRUE(pool.ready()) << pool.log();
-  // Field 19 of /proc/self/stat is the nice value (the command name has no space).
-  json rec = run_json(dir, {"--start", "warm", "--", "sh", "-c", "cut -d' ' -f19 /proc/self/stat"});
+  json rec = run_json(dir, {"--start", "warm", "--", "sh", "-c", "cut -d' ' -f19,41 /proc/self/stat"});
   EXPECT_EQ(start_of(rec), "warm") << rec.dump();
-  EXPECT_EQ(out_of(rec), "0\n") << rec.dump();
-  json cold = run_json(dir, {"--start", "cold", "--", "sh", "-c", "cut -d' ' -f19 /proc/self/stat"});
-  EXPECT_EQ(out_of(cold), "0\n") << cold.dump();
+  EXPECT_EQ(out_of(rec), "0 0\n") << rec.dump();
+  json cold = run_json(dir, {"--start", "cold", "--", "sh", "-c", "cut -d' ' -f19,41 /proc/self/stat"});
+  EXPECT_EQ(out_of(cold), "0 0\n") << cold.dump();
+}
+
+TEST(WarmPool, APreloadedJobRunsAtItsRunnersPriorityNotTheInterpreters) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  json rec = run_json(dir, {"--start", "preloaded", "--", "python3", "-c",
+                            "f = open('/proc/self/stat').read().split(); print(f[18], f[40])"});
+  EXPECT_EQ(start_of(rec), "preloaded") << rec.dump();
+  EXPECT_EQ(out_of(rec), "0 0\n") << rec.dump();
 }
 
 TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {

@@ -665,6 +665,42 @@ TEST_P(StoreClaims, ACreatedJobWakesAnotherStoresNotifierWithItsId) {
   EXPECT_FALSE(*nothing) << (*nothing)->channel << " " << (*nothing)->payload;
 }
 
+TEST_P(StoreClaims, ANotifierWhoseConnectionIsCutSaysSoOnceThenListensAgain) {
+  if (options_.database_url.empty()) GTEST_SKIP() << "SQLite has no notification connection";
+  auto n = Notifier::open(options_.database_url, {kChannelJobs});
+  ASSERT_TRUE(n) << n.error().message();
+  // The server ends the notifier's backend (an administrator, a failover).
+  auto db = testing::raw_connection(options_, tmp_.path());
+  ASSERT_TRUE(db);
+  ASSERT_TRUE((*db)->exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND query = 'LISTEN airlock_jobs' AND pid <> pg_backend_pid()"));
+  auto cut = (*n)->wait(std::chrono::seconds(10));
+  ASSERT_FALSE(cut) << "a cut connection went unnoticed";
+  EXPECT_EQ(cut.error().kind, ErrorKind::kUnavailable);
+  EXPECT_EQ(cut.error().what.find("postgresql://"), std::string::npos) << cut.error().what;
+  // The next wait reconnects and LISTENs again before it waits.
+  auto quiet = (*n)->wait(std::chrono::milliseconds(100));
+  ASSERT_TRUE(quiet) << quiet.error().message();
+  JobRow job = new_job(a_, 1);
+  auto got = (*n)->wait(std::chrono::seconds(10));
+  ASSERT_TRUE(got) << got.error().message();
+  ASSERT_TRUE(*got);
+  EXPECT_EQ((*got)->payload, job.id);
+}
+
+TEST_P(StoreClaims, AHeartbeatJustInsideTheLeaseKeepsTheNodeUp) {
+  up(*store_, "n1", 4, {}, 0);
+  ASSERT_TRUE(store_->heartbeat(Heartbeat{.node_id = "n1", .state = "draining", .now = ts(9999)}));
+  auto lost = store_->declare_lost_nodes(ts(19999), 10000);  // exactly the lease: not older
+  ASSERT_TRUE(lost);
+  EXPECT_TRUE(lost->empty());
+  auto later = store_->declare_lost_nodes(ts(20000), 10000);
+  ASSERT_TRUE(later);
+  ASSERT_EQ(later->size(), 1u);
+  EXPECT_EQ((*later)[0].node.state, "lost");  // draining nodes are lost too
+}
+
 AIRLOCK_STORE_BACKENDS(StoreClaims);
 
 TEST(StoreNotifier, ChannelNamesAreCheckedBeforeTheyReachListen) {

@@ -3,14 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "jobs/record.h"
+#include "store/row_readers.h"
 #include "store/store.h"
 
 namespace airlock::store {
-namespace {
 
-#define SESSION_COLUMNS "id, tenant_id, key_id, state, request_json, created_at, closed_at, close_reason"
-
-SessionRow read_session(const Statement& s) {
+SessionRow read_session_row(const Statement& s) {
   SessionRow r;
   r.id = s.text(0);
   r.tenant_id = s.text(1);
@@ -20,8 +18,11 @@ SessionRow read_session(const Statement& s) {
   r.created_at = s.text(5);
   r.closed_at = s.text(6);
   r.close_reason = s.text(7);
+  r.node_id = s.text(8);
   return r;
 }
+
+namespace {
 
 SessionCallRow read_call(const Statement& s) {
   SessionCallRow c;
@@ -37,10 +38,11 @@ SessionCallRow read_call(const Statement& s) {
 Status Store::create_session(const SessionRow& row) {
   if (row.id.empty() || row.tenant_id.empty()) return fail("a session needs an id and a tenant");
   return write([&]() -> Status {
-    auto s = sql("INSERT INTO sessions (id, tenant_id, key_id, state, request_json, created_at) "
-                 "VALUES (?1, ?2, ?3, 'open', ?4, ?5)");
+    auto s = sql("INSERT INTO sessions (id, tenant_id, key_id, state, request_json, created_at, node_id) "
+                 "VALUES (?1, ?2, ?3, 'open', ?4, ?5, ?6)");
     if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, row.id).bind(2, row.tenant_id).bind(3, row.key_id).bind(4, row.request_json).bind(5, row.created_at);
+    (*s)->bind(1, row.id).bind(2, row.tenant_id).bind(3, row.key_id).bind(4, row.request_json).bind(5, row.created_at)
+        .bind(6, row.node_id);
     return (*s)->run();
   });
 }
@@ -50,7 +52,7 @@ Result<std::optional<SessionRow>> Store::session(const std::string& tenant_id, c
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?1 AND tenant_id = ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, id).bind(2, tenant_id);
-  return first_row<SessionRow>(**s, read_session);
+  return first_row<SessionRow>(**s, read_session_row);
 }
 
 Result<std::vector<SessionRow>> Store::sessions(const std::string& tenant_id, int limit) {
@@ -59,7 +61,7 @@ Result<std::vector<SessionRow>> Store::sessions(const std::string& tenant_id, in
                "ORDER BY created_at DESC, n DESC LIMIT ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, tenant_id).bind(2, static_cast<int64_t>(limit < 1 ? 50 : std::min(limit, 1000)));
-  return collect_rows<SessionRow>(**s, read_session);
+  return collect_rows<SessionRow>(**s, read_session_row);
 }
 
 Result<std::optional<SessionRow>> Store::session_of_any_tenant(const std::string& id) {
@@ -67,7 +69,7 @@ Result<std::optional<SessionRow>> Store::session_of_any_tenant(const std::string
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?1");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, id);
-  return first_row<SessionRow>(**s, read_session);
+  return first_row<SessionRow>(**s, read_session_row);
 }
 
 Result<std::vector<SessionRow>> Store::sessions_of_every_tenant(int limit) {
@@ -75,14 +77,14 @@ Result<std::vector<SessionRow>> Store::sessions_of_every_tenant(int limit) {
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions ORDER BY created_at DESC, n DESC LIMIT ?1");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, static_cast<int64_t>(limit < 1 ? 50 : std::min(limit, 1000)));
-  return collect_rows<SessionRow>(**s, read_session);
+  return collect_rows<SessionRow>(**s, read_session_row);
 }
 
 Result<std::vector<SessionRow>> Store::open_sessions() {
   std::lock_guard lock(mu_);
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE state = 'open' ORDER BY n");
   if (!s) return std::unexpected(s.error());
-  return collect_rows<SessionRow>(**s, read_session);
+  return collect_rows<SessionRow>(**s, read_session_row);
 }
 
 Status Store::add_session_call(const SessionCallRow& call) {

@@ -198,6 +198,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   options.image = *image;
   options.image_dir = service_image_dir(config_);
   options.zygote = zygote_.get();
+  if (zygote_) options.image_zygote = [this](const jobs::ImageSource& i) { return image_zygote(i); };
   options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
                   config_.session_figures_cap_bytes};
   if (!request->policy.allow.empty()) {

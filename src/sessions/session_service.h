@@ -127,6 +127,13 @@ class SessionService {
   JobService& jobs_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;
   std::unique_ptr<sandbox::Zygote> zygote_;  // with preloaded_pool > 0: sessions fork from it
+  // With preloaded_pool > 0, sessions on a stored image fork from that
+  // image's preloaded interpreter (session_image_zygotes.cc): started by the
+  // first session on it, kept by digest until the service stops.
+  Result<sandbox::Zygote*> image_zygote(const jobs::ImageSource& image);
+  std::mutex image_zygotes_mu_;
+  std::map<std::string, std::unique_ptr<sandbox::Zygote>> image_zygotes_;  // by digest
+  std::map<std::string, std::string> image_zygote_refusals_;              // by digest: why none
   // Spare sessions (session_spares.cc): preloaded sessions opened ahead with
   // the default policy, so that opening one is only fitting it to the request.
   Result<std::unique_ptr<jobs::Session>> open_engine(const jobs::Session::Options& options);

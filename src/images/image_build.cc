@@ -296,7 +296,7 @@ struct Builder {
   Status make_erofs(const std::string& image_file) {
     // Outside the tree (it is not part of the image), in the build's own directory.
     std::string hints = dir + "/compress-hints";
-    if (auto st = sys::write_file(hints, erofs_compress_hints()); !st) return st;
+    if (auto st = sys::write_file_atomic(hints, erofs_compress_hints()); !st) return st;
     auto exit = run({"mkfs.erofs", "-zlz4hc", "--compress-hints=" + hints,
                      "-T" + std::to_string(options.source_date_epoch), "-U" + erofs_uuid(digest),
                      image_file, root},

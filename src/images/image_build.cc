@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "images/apt_sources.h"
 #include "images/build_dir.h"
+#include "images/erofs_hints.h"
 #include "images/manifest.h"
 #include "images/recipe.h"
 #include "images/tool_process.h"
@@ -293,8 +294,12 @@ struct Builder {
   }
 
   Status make_erofs(const std::string& image_file) {
-    auto exit = run({"mkfs.erofs", "-zlz4hc", "-T" + std::to_string(options.source_date_epoch),
-                     "-U" + erofs_uuid(digest), image_file, root},
+    // Outside the tree (it is not part of the image), in the build's own directory.
+    std::string hints = dir + "/compress-hints";
+    if (auto st = sys::write_file_atomic(hints, erofs_compress_hints()); !st) return st;
+    auto exit = run({"mkfs.erofs", "-zlz4hc", "--compress-hints=" + hints,
+                     "-T" + std::to_string(options.source_date_epoch), "-U" + erofs_uuid(digest),
+                     image_file, root},
                     false);
     if (!exit) return std::unexpected(exit.error());
     if (!exit->ok()) return failed("mkfs.erofs", *exit);
@@ -369,7 +374,7 @@ Result<BuildResult> build_image(const ImageStore& store, const BuildOptions& opt
   if (auto st = b.smoke(); !st) return std::unexpected(st.error());
   result.tree_bytes = tree_size(b.root);
 
-  b.phase("mkfs.erofs (lz4hc, SOURCE_DATE_EPOCH " + std::to_string(options.source_date_epoch) +
+  b.phase("mkfs.erofs (lz4hc, the loader, libc and python3 uncompressed, SOURCE_DATE_EPOCH " + std::to_string(options.source_date_epoch) +
           ")");
   std::string image_file = b.dir + "/image.erofs";
   if (auto st = b.make_erofs(image_file); !st) return std::unexpected(st.error());

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "base/strings.h"
+#include "images/erofs_hints.h"
 
 namespace airlock::images {
 
@@ -55,7 +56,11 @@ nlohmann::json make_manifest(const Recipe& recipe, const BuildFacts& facts) {
       {"variant", recipe.variant},
       {"env", recipe.env},
       {"files", files},
-      {"filesystem", {{"type", "erofs"}, {"compression", "lz4hc"}, {"uuid", facts.erofs_uuid}}},
+      {"filesystem",
+       {{"type", "erofs"},
+        {"compression", "lz4hc"},
+        {"uncompressed", uncompressed_patterns()},  // images/erofs_hints.h
+        {"uuid", facts.erofs_uuid}}},
       {"packages", packages},
       {"package_count", facts.packages.size()},
       {"installed_size_kib", total},

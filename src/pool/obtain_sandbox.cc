@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include "pool/handover.h"
+#include "pool/image_python.h"
 #include "sandbox/preload_python.h"
-#include "sandbox/python_embed.h"
 
 namespace airlock::jobs {
 namespace {
@@ -25,8 +25,15 @@ Result<PreparedSandbox> take_waiting(const std::string& socket, const std::strin
 Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sandbox::Command& command,
                       const ImageSource& image, JobRecord& rec, std::optional<PreparedSandbox>& sb) {
   const JobPolicy& p = req.policy;
-  auto version = sandbox::python_version("/usr/bin/python3");
-  bool python_job = version && sandbox::preloadable(command.argv, command.env, *version);
+  // The python3.X names of a Python job are the image's (its python3's version);
+  // a cold start does not ask (it would mount the image once more, for nothing).
+  bool python_job = false;
+  if (req.start != "cold") {
+    auto version = job_python_version(image, env.state_dir + "/cache");
+    if (!version && version.error().kind != ErrorKind::kNotFound && req.start == "preloaded")
+      return fail("--start preloaded: the image's Python: " + version.error().what);
+    python_job = version && sandbox::preloadable(command.argv, command.env, *version);
+  }
   if (req.start == "preloaded" && !python_job)
     return fail("--start preloaded runs only python3 SCRIPT, python3 -c CODE or python3 -m MODULE "
                 "(with no PYTHON* variables)");

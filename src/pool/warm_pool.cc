@@ -40,31 +40,19 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
   return pool;
 }
 
-// A stored image's interpreter gets a mount of its own of the image (checked
-// as a job's is) and runs the image's python3; the mount is the zygote's
-// from then on (it attached the image's /usr and /etc).
+// A stored image's interpreter runs the image's python3 (start_image_zygote).
 Status WarmPool::start_zygote(const ImageSource& image) {
   sandbox::ZygoteOptions options;
   options.modules = config_.preload_modules;
   options.env = zygote_environment(image);
-  auto launch = [&]() -> Status {
-    auto zygote = sandbox::Zygote::start(config_.airlock_binary, options);
-    if (!zygote)
-      return fail_with("the preloaded interpreter of image " + image.info.name + ": " + zygote.error().what,
-                       zygote.error().err);
-    zygotes_[image_class(image)] = std::move(*zygote);
-    return {};
-  };
-  if (image.is_host()) return launch();
-  auto opened = open_image(image, config_.state_dir + "/cache");
-  if (!opened) return std::unexpected(opened.error());
-  if (!opened->refusal.empty()) return fail(ErrorKind::kRefused, opened->refusal);
-  auto python = preloadable_python(opened->mount->fd());
-  if (!python)
-    return fail(python.error().kind,
-                "image " + image.info.name + " cannot have preloaded sandboxes: " + python.error().what);
-  options.image_root = opened->mount->fd();
-  return launch();  // the zygote attached its own clones; ours goes with `opened`
+  auto zygote = image.is_host() ? sandbox::Zygote::start(config_.airlock_binary, options)
+                                : start_image_zygote(config_.airlock_binary, options, image,
+                                                     config_.state_dir + "/cache");
+  if (!zygote && image.is_host())
+    return fail_with("the preloaded interpreter of image host: " + zygote.error().what, zygote.error().err);
+  if (!zygote) return std::unexpected(zygote.error());  // it names the image and why
+  zygotes_[image_class(image)] = std::move(*zygote);
+  return {};
 }
 
 WarmPool::~WarmPool() {

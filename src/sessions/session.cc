@@ -37,19 +37,36 @@ KernelEvent raw_output(std::string text, bool is_stderr) {
   return e;
 }
 
-// Whether a session on `image` with `policy` can start from the preloaded
-// interpreter; if not, `note` says why (the session then starts python3).
-bool preload_session(const ImageSource& image, const JobPolicy& policy, const sandbox::Zygote& zygote,
-                     std::string& note) {
+// The preloaded interpreter a session on `image` with `policy` starts from,
+// or null with the reason in `note` (the session then starts python3).
+sandbox::Zygote* session_zygote(const ImageSource& image, const JobPolicy& policy,
+                                const Session::Options& o, std::string& note) {
+  sandbox::Zygote* zygote = o.zygote;
+  if (image.is_host() && !zygote) {
+    note = "no preloaded interpreter for the host image here";
+    return nullptr;
+  }
   if (!image.is_host()) {
-    note = "the preloaded interpreter serves the host image only";
-    return false;
+    if (!o.image_zygote) {
+      note = "no preloaded interpreter for images here";
+      return nullptr;
+    }
+    auto found = o.image_zygote(image);
+    if (!found) {
+      note = found.error().what;
+      return nullptr;
+    }
+    zygote = *found;
+    AIRLOCK_CHECK(zygote != nullptr);
   }
-  if (!sandbox::preloadable({"python3", "-c", ""}, job_environment(policy), zygote.python_version())) {
+  // The kernel's environment as open() makes it: the image's may set PYTHON* too.
+  std::vector<std::string> env = job_environment(policy);
+  apply_image_env(image, policy.env, env);
+  if (!sandbox::preloadable({"python3", "-c", ""}, env, zygote->python_version())) {
     note = "the environment sets a PYTHON* variable, which changes how an interpreter starts";
-    return false;
+    return nullptr;
   }
-  return true;
+  return zygote;
 }
 
 // The kernel's statuses for an answer; anything else is the sandbox misbehaving.
@@ -66,8 +83,9 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   if (!image) return std::unexpected(image.error());
   if (!image->refusal.empty()) return fail(ErrorKind::kRefused, "input rejected: " + image->refusal);
   std::string start_note;
-  bool preload = o.zygote != nullptr && preload_session(image->source, policy, *o.zygote, start_note);
-  PrepareContext ctx{o.state_dir, o.cgroups, preload ? o.zygote : nullptr, /*with_stdin=*/true};
+  sandbox::Zygote* zygote =
+      (o.zygote || o.image_zygote) ? session_zygote(image->source, policy, o, start_note) : nullptr;
+  PrepareContext ctx{o.state_dir, o.cgroups, zygote, /*with_stdin=*/true};
   ctx.image = image->source;
   auto sb = prepare_sandbox(policy, ctx);
   if (!sb) return std::unexpected(sb.error());

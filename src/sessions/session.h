@@ -104,6 +104,11 @@ class Session {
     // fork, with the data stack imported, and each kernel is a fork of the
     // keeper; any other session starts python3 as without it.
     sandbox::Zygote* zygote = nullptr;
+    // The same for a session on a stored image: the image's own preloaded
+    // interpreter (pool/image_python.h), which the owner keeps per image and
+    // starts on first use; an error (the image cannot have one: no pandas,
+    // no libpython) is the session's start note, and it starts python3.
+    std::function<Result<sandbox::Zygote*>(const ImageSource& image)> image_zygote;
   };
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.

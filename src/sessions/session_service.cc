@@ -101,6 +101,7 @@ Status SessionService::start() {
     if (!started) return fail("the sessions' preloaded interpreter: " + started.error().message());
     zygote_ = std::move(*started);
     spares_thread_ = std::thread([this] { spares_loop(); });
+    zygote_starter_ = std::thread([this] { zygote_starter_loop(); });
   }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
@@ -120,6 +121,12 @@ void SessionService::stop() {
   }
   spares_wake_.notify_all();
   if (spares_thread_.joinable()) spares_thread_.join();
+  {
+    std::lock_guard lock(image_zygotes_mu_);
+    zygote_starter_stopping_ = true;
+  }
+  zygote_starter_wake_.notify_all();
+  if (zygote_starter_.joinable()) zygote_starter_.join();
   spares_.clear();  // each spare's sandbox: init killed, cgroup, mounts, directory removed
   wake_.notify_all();
   if (housekeeping_.joinable()) housekeeping_.join();
@@ -198,6 +205,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   options.image = *image;
   options.image_dir = service_image_dir(config_);
   options.zygote = zygote_.get();
+  if (zygote_) options.image_zygote = [this](const jobs::ImageSource& i) { return image_zygote(i); };
   options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
                   config_.session_figures_cap_bytes};
   if (!request->policy.allow.empty()) {

@@ -127,6 +127,22 @@ class SessionService {
   JobService& jobs_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;
   std::unique_ptr<sandbox::Zygote> zygote_;  // with preloaded_pool > 0: sessions fork from it
+  // With preloaded_pool > 0, sessions on a stored image fork from that
+  // image's preloaded interpreter (session_image_zygotes.cc): started by the
+  // first session on it, kept by digest until the service stops.
+  Result<sandbox::Zygote*> image_zygote(const jobs::ImageSource& image);
+  std::mutex image_zygote_calls_mu_;  // one image_zygote() at a time: no interpreter started twice
+  std::mutex image_zygotes_mu_;        // the starter's queue
+  std::map<std::string, std::unique_ptr<sandbox::Zygote>> image_zygotes_;  // by digest
+  std::map<std::string, std::string> image_zygote_refusals_;              // by digest: why none
+  // The thread that starts them: an interpreter dies with the thread that
+  // started it (PR_SET_PDEATHSIG follows the parent thread), and a session's
+  // open runs on a thread that ends; this one lives as long as the service.
+  void zygote_starter_loop();
+  std::thread zygote_starter_;
+  std::condition_variable zygote_starter_wake_;
+  std::deque<std::function<void()>> zygote_starts_;  // under image_zygotes_mu_
+  bool zygote_starter_stopping_ = false;
   // Spare sessions (session_spares.cc): preloaded sessions opened ahead with
   // the default policy, so that opening one is only fitting it to the request.
   Result<std::unique_ptr<jobs::Session>> open_engine(const jobs::Session::Options& options);

@@ -23,8 +23,12 @@
 
 #include "image_helpers.h"
 #include "images/recipe.h"
+#include "pool/image_python.h"
+#include "pool/warm_pool.h"
 #include "pool_helpers.h"
 #include "run_helpers.h"
+#include "sandbox/cgroup.h"
+#include "sessions/session.h"
 
 namespace airlock::testing {
 namespace {
@@ -237,7 +241,8 @@ TEST_F(ImagePreload, NothingOfOnePreloadedJobOnTheImageReachesTheNext) {
   auto nl2 = out_b.find('\n', nl + 1);
   ASSERT_NE(nl2, std::string::npos) << b.dump();
   EXPECT_EQ(out_b.substr(0, nl), "False False False");
-  EXPECT_EQ(out_b.substr(nl + 1, nl2 - nl - 1), "[] [] ['0', '1', '2', '3']");
+  // /proc/self/fd while listing: 0, 1, 2, the data request channel (3) and the directory fd itself.
+  EXPECT_EQ(out_b.substr(nl + 1, nl2 - nl - 1), "[] [] ['0', '1', '2', '3', '4']");
   EXPECT_NE(out_of(a), out_b.substr(nl2 + 1)) << "numpy and random state repeated across jobs";
   EXPECT_NE(a["sandbox"].value("host_uid", 0u), b["sandbox"].value("host_uid", 0u));
   EXPECT_EQ(pool.stop(), 0);
@@ -313,6 +318,123 @@ TEST_P(ImagePreloadChannel, TwoPreloadedJobsAtOnceShareNoChannelThroughTheInterp
 
 INSTANTIATE_TEST_SUITE_P(Images, ImagePreloadChannel, ::testing::Values("host", "python_data"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// A session on the image starts from the image's preloaded interpreter, as
+// the service opens it (session_image_zygotes.cc: start_image_zygote, one per
+// digest, started by the first session): pandas is imported before the first
+// call, it is the image's pandas and libpython, and a second session forks
+// from the same interpreter. When the image can have none, the session starts
+// python3 and says why.
+class ImageSessionPreload : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto backend = sandbox::detect_cgroup_backend();
+    ASSERT_TRUE(backend) << backend.error().message();
+    cgroups_ = std::move(*backend);
+  }
+  jobs::Session::Options options(const std::string& store) {
+    jobs::Session::Options o{jobs::JobPolicy{}, dir_.state(), cgroups_.get(), {}, {}};
+    o.image = kImage;
+    o.image_dir = store;
+    o.image_zygote = [this](const jobs::ImageSource& image) -> Result<sandbox::Zygote*> {
+      auto& z = zygotes_[image.info.digest];
+      if (!z) {
+        sandbox::ZygoteOptions zo;
+        zo.env = jobs::zygote_environment(image);
+        auto started = jobs::start_image_zygote(AIRLOCK_BINARY, zo, image, dir_.state() + "/cache");
+        if (!started) return std::unexpected(started.error());
+        z = std::move(*started);
+        ++started_;
+      }
+      return z.get();
+    };
+    return o;
+  }
+  std::string call(jobs::Session& s, const std::string& code) {
+    auto r = s.exec("c" + std::to_string(++calls_), {"python", code, 60'000}, nullptr);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message());
+    if (!r) return "";
+    EXPECT_EQ(r->status, "ok") << r->error;
+    return r->result;
+  }
+  TempDir dir_;
+  std::unique_ptr<sandbox::CgroupBackend> cgroups_;
+  std::map<std::string, std::unique_ptr<sandbox::Zygote>> zygotes_;
+  int started_ = 0, calls_ = 0;
+};
+
+// The first call's answer: whether pandas and pyplot were imported before
+// it, pandas' version and file, and libpython's mapping (dev, inode) beside
+// the inode the session's own /usr gives that path.
+const char* kSessionWhich = R"(import os, sys
+def _which():
+    first = 'pandas' in sys.modules and 'matplotlib.pyplot' in sys.modules
+    import pandas
+    lib = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
+    mapped = None
+    for line in open("/proc/self/maps"):
+        f = line.split()
+        if len(f) >= 6 and f[5] == lib:
+            mapped = (os.makedev(*(int(x, 16) for x in f[3].split(":"))), int(f[4]))
+            break
+    return (first, pandas.__version__, pandas.__file__, mapped, os.stat(lib).st_ino)
+_which())";
+
+TEST_F(ImageSessionPreload, ASessionOnTheImageHasPandasImportedAtOnce) {
+  REQUIRE_PYTHON_DATA(manifest, store);
+  struct stat host_lib {};
+  bool host_has_lib = ::stat(kLibpython, &host_lib) == 0;
+  auto a = jobs::Session::open(options(store));
+  ASSERT_TRUE(a) << a.error().message();
+  EXPECT_EQ((*a)->start_kind(), jobs::StartKind::kPreloaded) << (*a)->start_note();
+  std::string which = call(**a, kSessionWhich);
+  std::string debian = package_version(manifest, "python3-pandas");
+  ASSERT_FALSE(debian.empty());
+  std::string head = "(True, '" + debian.substr(0, debian.find('+')) +
+                     "', '/usr/lib/python3/dist-packages/pandas/__init__.py', (";
+  EXPECT_EQ(which.rfind(head, 0), 0u) << which;
+  // libpython mapped from the interpreter's own mount of the image: the
+  // image's inode, not the host's file.
+  unsigned long long dev = 0, ino = 0, path_ino = 0;
+  ASSERT_EQ(std::sscanf(which.c_str() + std::min(which.size(), head.size()), "%llu, %llu), %llu)", &dev, &ino,
+                        &path_ino),
+            3)
+      << which;
+  EXPECT_EQ(ino, path_ino) << which;
+  if (host_has_lib) {
+    EXPECT_FALSE(dev == host_lib.st_dev && ino == host_lib.st_ino) << "the host's libpython";
+  }
+  // It works, and it is a session: state stays from one call to the next.
+  EXPECT_EQ(call(**a, "import pandas\ndf = pandas.DataFrame({'x': [1, 2, 3]})\nint(df.x.sum())"), "6");
+  EXPECT_EQ(call(**a, "int(df.x.max())"), "3");
+
+  // A second session forks from the same interpreter, which the first started.
+  auto b = jobs::Session::open(options(store));
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ((*b)->start_kind(), jobs::StartKind::kPreloaded) << (*b)->start_note();
+  EXPECT_EQ(call(**b, "import sys\n'df' in globals(), 'pandas' in sys.modules"), "(False, True)");
+  EXPECT_EQ(started_, 1);
+}
+
+TEST_F(ImageSessionPreload, WithoutAnInterpreterForTheImageASessionStartsPython3AndSaysWhy) {
+  REQUIRE_PYTHON_DATA(manifest, store);
+  auto o = options(store);
+  o.image_zygote = [](const jobs::ImageSource&) -> Result<sandbox::Zygote*> {
+    return fail(ErrorKind::kNotFound, "image python-data cannot have preloaded sandboxes: the test says so");
+  };
+  auto s = jobs::Session::open(o);
+  ASSERT_TRUE(s) << s.error().message();
+  EXPECT_EQ((*s)->start_kind(), jobs::StartKind::kCold);
+  EXPECT_EQ((*s)->start_note(), "image python-data cannot have preloaded sandboxes: the test says so");
+  EXPECT_EQ(call(**s, "import sys\n'pandas' in sys.modules"), "False");
+  // A PYTHON* variable keeps a session off the preloaded path, on an image as on host.
+  auto p = options(store);
+  p.policy.env = {{"PYTHONHASHSEED", "0"}};
+  auto q = jobs::Session::open(p);
+  ASSERT_TRUE(q) << q.error().message();
+  EXPECT_EQ((*q)->start_kind(), jobs::StartKind::kCold);
+  EXPECT_NE((*q)->start_note().find("PYTHON*"), std::string::npos) << (*q)->start_note();
+}
 
 }  // namespace
 }  // namespace airlock::testing

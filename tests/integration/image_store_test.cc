@@ -268,7 +268,22 @@ TEST(ImageBuild, MinimalBuildsAndIsReproducible) {
   EXPECT_TRUE(names.count("python3-pandas") && names.count("dash") && names.count("coreutils"));
   EXPECT_EQ(manifest["build"]["source_date_epoch"], 1735689600);
   EXPECT_EQ(manifest["filesystem"]["type"], "erofs");
+  EXPECT_FALSE(manifest["filesystem"].value("uncompressed", nlohmann::json::array()).empty());
   EXPECT_TRUE(entries(s.store.tmp_dir()).empty());
+
+  // What every job reads first is stored plain (images/erofs_hints.h), the
+  // rest lz4hc: as erofs-utils' own dump.erofs reads the image.
+  auto ratio = [&](const std::string& path) {
+    std::string out = s.tmp.sub("dump.txt");
+    std::string cmd = "dump.erofs --path=" + path + " " + image->blob_path + " > " + out + " 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << ": " << airlock::testing::read_text(out);
+    std::string text = airlock::testing::read_text(out);
+    auto at = text.find("Compression ratio: ");
+    return at == std::string::npos ? std::string("none in: " + text) : text.substr(at + 19, text.find('%', at) - at - 19);
+  };
+  EXPECT_EQ(ratio("/usr/lib/x86_64-linux-gnu/libc.so.6"), "100.00");
+  EXPECT_EQ(ratio("/etc/ld.so.cache"), "100.00");
+  EXPECT_NE(ratio("/usr/lib/python3.11/os.py"), "100.00");
 
   // Nothing of the build host in the image: mounted read-only (erofs from
   // a file), it has no resolver configuration, hostname or device nodes.

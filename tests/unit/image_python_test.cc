@@ -110,4 +110,25 @@ TEST_F(ImagePythonTest, ALibraryOfAnotherVersionDoesNotCount) {
   expect_refused("the image has no libpython3.12.so.1.0 (Debian package libpython3.12)");
 }
 
+// Which python3.X names count as a Python job on the image: its own python3's
+// version, whether or not the image can have preloaded sandboxes.
+TEST_F(ImagePythonTest, TheImagesPythonVersionIsItsPython3Link) {
+  auto version = [&] {
+    int root = ::open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    EXPECT_GE(root, 0);
+    auto r = jobs::image_python_version(root);
+    ::close(root);
+    return r;
+  };
+  link("python3.13", "usr/bin/python3");  // no stdlib, no libpython of 3.13: not preloadable
+  ASSERT_FALSE(probe().has_value());
+  auto v = version();
+  ASSERT_TRUE(v.has_value()) << v.error().message();
+  EXPECT_EQ(*v, "3.13");
+  link("pypy3", "usr/bin/python3");
+  EXPECT_EQ(version().error().kind, ErrorKind::kNotFound);
+  remove("usr/bin/python3");
+  EXPECT_EQ(version().error().what, "the image has no usr/bin/python3 link");
+}
+
 }  // namespace

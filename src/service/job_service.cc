@@ -739,6 +739,9 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
   // (this node was late with its heartbeat) is dropped, never run twice nor
   // ended here.
   if (cluster()) {
+    // A cancel that raced the claim: the job ends here, cancelled, never started.
+    if (row.cancel_requested && row.node_id == config_.node_id)
+      return finish_without_running(row, jobs::Outcome::kCancelled, "cancelled before it started");
     row.started_at = jobs::now_rfc3339();
     if (auto st = store_.mark_running(row.id, ::getpid(), row.started_at, config_.node_id); !st) {
       log({{"event", "claim_lost"}, {"job_id", row.id}, {"node", config_.node_id}, {"error", st.error().message()}});

@@ -213,6 +213,8 @@ void JobService::drain() {
   // Each job thread ends its job, then finds the claims closed.
   for (auto& t : workers_) t.join();
   workers_.clear();
+  // No heartbeat after the leave: it would mark the node draining again.
+  if (pulse_) pulse_->stop();
   left_cluster_ = true;
   if (auto st = store_.leave_node(config_.node_id); !st)
     log({{"event", "leave_failed"}, {"node", config_.node_id}, {"error", st.error().message()}});

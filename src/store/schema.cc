@@ -274,7 +274,8 @@ Result<int> schema_version(Connection& db) {
   return static_cast<int>(stmt->int64(0));
 }
 
-Status migrate(Connection& db) {
+Status migrate(Connection& db, int target) {
+  if (target < 0 || target > kSchemaVersion) return fail("migrate to schema version " + std::to_string(target));
   while (true) {
     auto tx = Transaction::begin(db);
     if (!tx) return std::unexpected(tx.error());
@@ -289,7 +290,7 @@ Status migrate(Connection& db) {
     if (*version > kSchemaVersion)
       return fail("database schema version " + std::to_string(*version) +
                   " is newer than this airlock's (" + std::to_string(kSchemaVersion) + ")");
-    if (*version == kSchemaVersion) return tx->commit();
+    if (*version >= target) return tx->commit();
     if (*version < 0) return fail("database schema version " + std::to_string(*version));
     if (auto st = apply_step(db, kMigrations[*version]); !st)
       return fail("migrate the store to version " + std::to_string(*version + 1) + ": " +

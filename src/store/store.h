@@ -310,6 +310,11 @@ class Store {
   Status take_node_leftovers_locked(const std::string& node_id, LostNode& out);
   // PostgreSQL: pg_notify(channel, payload) inside the current transaction; SQLite: nothing.
   Status notify_locked(const char* channel, const std::string& payload);
+  // One try of claim_job inside the current transaction. `held`: a tenant whose
+  // claim lock this transaction holds already. `contended`: the first tenant
+  // passed because another node held its claim lock (PostgreSQL).
+  Status claim_locked(const ClaimOptions& o, int64_t now_ms, const std::string& held,
+                      std::optional<JobRow>& claimed, std::string& contended);
   Result<std::optional<SnapshotRow>> snapshot_locked(const std::string& tenant_id,
                                                      const std::string& digest);
   // Deletes one snapshot's rows and appends its removal record; adds the

@@ -51,8 +51,6 @@ JobRow read_job_row(const Statement& s) {
 
 namespace {
 
-JobRow read_job(const Statement& s) { return read_job_row(s); }
-
 // tenant_id, seq, job_id, prev_hash, hash, json, created_at
 StoredRecord read_record(const Statement& s) {
   StoredRecord r;
@@ -116,7 +114,7 @@ Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
       auto found = (*s)->step();
       if (!found) return std::unexpected(found.error());
       if (*found) {
-        result = read_job(**s);
+        result = read_job_row(**s);
         created = false;
         return {};
       }
@@ -166,7 +164,7 @@ Result<std::optional<JobRow>> Store::job_locked(const std::string& job_id) {
   auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, job_id);
-  return first_row<JobRow>(**s, read_job);
+  return first_row<JobRow>(**s, read_job_row);
 }
 
 Status Store::append_record_locked(StoredRecord& record) {
@@ -353,7 +351,7 @@ Result<JobPage> Store::jobs_where(const std::string* tenant_id, const JobFilter&
       page.next_cursor = encode_cursor(last.first, last.second);
       break;
     }
-    page.jobs.push_back(read_job(**s));
+    page.jobs.push_back(read_job_row(**s));
     last = {page.jobs.back().created_at, (*s)->int64(11)};
   }
   return page;
@@ -363,7 +361,7 @@ Result<std::vector<JobRow>> Store::unfinished_jobs() {
   std::lock_guard lock(mu_);
   auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE state <> 'finished' ORDER BY n");
   if (!s) return std::unexpected(s.error());
-  return collect_rows<JobRow>(**s, read_job);
+  return collect_rows<JobRow>(**s, read_job_row);
 }
 
 Result<std::pair<int, int>> Store::active_jobs(const std::string& tenant_id) {

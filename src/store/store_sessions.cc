@@ -24,8 +24,6 @@ SessionRow read_session_row(const Statement& s) {
 
 namespace {
 
-SessionRow read_session(const Statement& s) { return read_session_row(s); }
-
 SessionCallRow read_call(const Statement& s) {
   SessionCallRow c;
   c.session_id = s.text(0);
@@ -54,7 +52,7 @@ Result<std::optional<SessionRow>> Store::session(const std::string& tenant_id, c
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?1 AND tenant_id = ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, id).bind(2, tenant_id);
-  return first_row<SessionRow>(**s, read_session);
+  return first_row<SessionRow>(**s, read_session_row);
 }
 
 Result<std::vector<SessionRow>> Store::sessions(const std::string& tenant_id, int limit) {
@@ -63,7 +61,7 @@ Result<std::vector<SessionRow>> Store::sessions(const std::string& tenant_id, in
                "ORDER BY created_at DESC, n DESC LIMIT ?2");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, tenant_id).bind(2, static_cast<int64_t>(limit < 1 ? 50 : std::min(limit, 1000)));
-  return collect_rows<SessionRow>(**s, read_session);
+  return collect_rows<SessionRow>(**s, read_session_row);
 }
 
 Result<std::optional<SessionRow>> Store::session_of_any_tenant(const std::string& id) {
@@ -71,7 +69,7 @@ Result<std::optional<SessionRow>> Store::session_of_any_tenant(const std::string
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?1");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, id);
-  return first_row<SessionRow>(**s, read_session);
+  return first_row<SessionRow>(**s, read_session_row);
 }
 
 Result<std::vector<SessionRow>> Store::sessions_of_every_tenant(int limit) {
@@ -79,14 +77,14 @@ Result<std::vector<SessionRow>> Store::sessions_of_every_tenant(int limit) {
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions ORDER BY created_at DESC, n DESC LIMIT ?1");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, static_cast<int64_t>(limit < 1 ? 50 : std::min(limit, 1000)));
-  return collect_rows<SessionRow>(**s, read_session);
+  return collect_rows<SessionRow>(**s, read_session_row);
 }
 
 Result<std::vector<SessionRow>> Store::open_sessions() {
   std::lock_guard lock(mu_);
   auto s = sql("SELECT " SESSION_COLUMNS " FROM sessions WHERE state = 'open' ORDER BY n");
   if (!s) return std::unexpected(s.error());
-  return collect_rows<SessionRow>(**s, read_session);
+  return collect_rows<SessionRow>(**s, read_session_row);
 }
 
 Status Store::add_session_call(const SessionCallRow& call) {

@@ -32,11 +32,19 @@ Status JobService::start_cluster() {
   self.address = config_.node_address;
   self.slots = worker ? static_cast<int>(config_.max_running) : 0;
   self.session_slots = worker ? static_cast<int>(config_.max_sessions) : 0;
+  // The images this worker keeps sandboxes ready for (the pool's, as
+  // configured): jobs of these images are left to it first (Store::claim_job).
+  std::vector<std::string> warm;
+  if (worker && (config_.warm_pool > 0 || config_.preloaded_pool > 0)) {
+    warm = config_.pool_images;  // and the default image ("host" included), as the pool serves it
+    if (std::find(warm.begin(), warm.end(), config_.default_image) == warm.end()) warm.push_back(config_.default_image);
+  }
   cluster::PulseHooks hooks;
-  hooks.state = [this] {
+  hooks.state = [this, warm] {
     cluster::PulseState s;
     s.draining = draining_.load();
     s.running = running_count_.load();
+    s.warm_images = warm;
     return s;
   };
   hooks.cancel = [this](const std::vector<std::string>& ids) { cancel_requested(ids); };
@@ -66,8 +74,8 @@ Status JobService::start_cluster() {
     }
   }
   if (worker) {
-    claims_ = std::make_unique<cluster::ClaimSource>(store_, config_.node_id, nullptr,
-                                                    [this](const json& j) { log(j); });
+    claims_ = std::make_unique<cluster::ClaimSource>(
+        store_, config_.node_id, [warm] { return warm; }, [this](const json& j) { log(j); });
     for (size_t i = 0; i < config_.max_running; ++i) workers_.emplace_back([this] { claim_loop(); });
   }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });

@@ -77,17 +77,12 @@ Status SessionService::start() {
   cgroups_ = std::move(*cgroups);
   // Sessions a previous run left open died with it (their sandboxes ended
   // when its sockets closed; the job service's sweep removed the rest).
-  auto left = store_.open_sessions();
-  if (!left) return std::unexpected(left.error());
-  for (const auto& row : *left) {
-    auto calls = store_.session_calls(row.id);
-    json list = json::array();
-    if (calls)
-      for (const auto& c : *calls) list.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
-    std::string at = jobs::now_rfc3339();
-    json events = json::array({{{"event", "lost"}, {"at", at}, {"why", "the service ended while the session was open"}}});
-    json record = session_record(row, at, "service_restarted", list, events);
-    (void)store_.close_session(row.id, "service_restarted", at, record.dump());
+  // In cluster mode the open rows are other nodes' (docs/sessions.md "Many machines").
+  if (!node_.cluster) {
+    auto left = store_.open_sessions();
+    if (!left) return std::unexpected(left.error());
+    for (const auto& row : *left)
+      (void)close_unheld(row, "service_restarted", "", "the service ended while the session was open");
   }
   // With the service's preloaded pool on, sessions too start from a
   // preloaded interpreter: one of their own, in this process (the pool's
@@ -104,6 +99,38 @@ Status SessionService::start() {
   }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
+}
+
+Status SessionService::close_unheld(const store::SessionRow& row, const std::string& reason, const std::string& node,
+                                    const std::string& why) {
+  auto calls = store_.session_calls(row.id);
+  json list = json::array();
+  if (calls)
+    for (const auto& c : *calls) list.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
+  std::string at = jobs::now_rfc3339();
+  json lost = {{"event", "lost"}, {"at", at}, {"why", why}};
+  if (!node.empty()) lost["node"] = node;
+  json record = session_record(row, at, reason, list, json::array({lost}));
+  if (!node.empty()) record["node"] = node;
+  auto closed = store_.close_session(row.id, reason, at, record.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (!closed) return std::unexpected(closed.error());
+  // One label for every lost node (the reason names the node).
+  if (!node.empty()) jobs_.metrics().session_closed(reason.starts_with("node lost") ? "node_lost" : reason);
+  return {};
+}
+
+size_t SessionService::open_count() {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [id, s] : sessions_) n += !s->closed();
+  return n;
+}
+
+ApiResult<std::string> SessionService::open_node_of(const Caller& c, const std::string& id) {
+  auto row = readable_row(c, id);
+  if (!row) return internal(row.error().message());
+  if (!*row || (*row)->state != "open") return std::string();
+  return std::string();  // sessions.node_id comes with the store's schema 4 (branch claims)
 }
 
 void SessionService::stop() {
@@ -531,6 +558,7 @@ json SessionService::record_of(LiveSession& s) {
   json record = session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
   record["data_requests"] = std::move(requests);
   if (!s.start().empty()) record["start"] = s.start();  // "preloaded" or "cold"; none: it never opened
+  if (node_.cluster) record["node"] = node_.id;         // the worker that kept it
   return record;
 }
 

@@ -45,8 +45,32 @@ class SessionService {
   SessionService(const ServiceConfig& config, store::Store& store, JobService& jobs);
   ~SessionService();
 
+  // Many machines (docs/sessions.md "Many machines"): the node this service runs on. In
+  // cluster mode (role api or worker) start() leaves the store's open
+  // sessions alone (they are other nodes'; a worker's own from a previous
+  // life come back from register_node and are closed with close_unheld), and
+  // a worker's new sessions name it in their row. Before start().
+  struct Node {
+    std::string id;
+    bool cluster = false;
+  };
+  void set_node(Node node) { node_ = std::move(node); }
+
   Status start();
   void stop();  // closes every open session ("service_stopped")
+
+  // Closes a session this process does not hold (a lost node's, or one a
+  // previous life of this node left): its record from the stored calls, an
+  // event "lost" saying why, `node` named in the record, and the row closed
+  // with `reason` ("node lost: w1"). A row closed meanwhile is left as it is.
+  Status close_unheld(const store::SessionRow& row, const std::string& reason, const std::string& node,
+                      const std::string& why);
+  size_t open_count();  // sessions this process holds open (a worker's heartbeat)
+  // On an API node: the node that keeps session `id` while it is open and
+  // the caller may read it (its tenant's, or any with the admin scope);
+  // "" when it is closed or unknown, so the route answers from the store
+  // (404, its closed view, 409 session_closed) as on one machine.
+  ApiResult<std::string> open_node_of(const Caller& c, const std::string& id);
 
   using Reply = std::function<void(ApiResult<nlohmann::json>)>;
 
@@ -123,6 +147,7 @@ class SessionService {
   void housekeeping_loop();
 
   ServiceConfig config_;
+  Node node_;
   store::Store& store_;
   JobService& jobs_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;

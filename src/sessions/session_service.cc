@@ -130,7 +130,7 @@ ApiResult<std::string> SessionService::open_node_of(const Caller& c, const std::
   auto row = readable_row(c, id);
   if (!row) return internal(row.error().message());
   if (!*row || (*row)->state != "open") return std::string();
-  return std::string();  // sessions.node_id comes with the store's schema 4 (branch claims)
+  return (*row)->node_id;
 }
 
 void SessionService::stop() {
@@ -272,6 +272,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   row.key_id = c.key.id;
   row.request_json = session_request_json(*request).dump();
   row.created_at = jobs::now_rfc3339();
+  if (node_.cluster) row.node_id = node_.id;  // API nodes forward its calls here
   {
     std::lock_guard lock(mu_);
     if (stopping_) return reply(api_error(503, "stopping", "the service is stopping"));

@@ -31,7 +31,8 @@ void job_events_here(JobService& service, const ExchangePtr& ex, const Caller& c
 
 void install_routes(api::HttpServer& server, JobService& service, const ClusterRouting* cluster) {
   server.route("GET", "/healthz", [&service](ExchangePtr ex) {
-    answer(service, ex, HttpResponse::json(200, {{"status", "ok"}}));
+    auto health = service.health();  // cluster mode: the role, this node, every node
+    answer(service, ex, HttpResponse::json(health["status"] == "ok" ? 200 : 503, health));
   });
   server.route("GET", "/metrics", [&service](ExchangePtr ex) {
     HttpResponse r;

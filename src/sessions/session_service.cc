@@ -77,12 +77,13 @@ Status SessionService::start() {
   cgroups_ = std::move(*cgroups);
   // Sessions a previous run left open died with it (their sandboxes ended
   // when its sockets closed; the job service's sweep removed the rest).
-  // In cluster mode the open rows are other nodes' (docs/sessions.md "Many machines").
-  if (!node_.cluster) {
-    auto left = store_.open_sessions();
-    if (!left) return std::unexpected(left.error());
-    for (const auto& row : *left)
-      (void)close_unheld(row, "service_restarted", "", "the service ended while the session was open");
+  auto left = store_.open_sessions();
+  if (!left) return std::unexpected(left.error());
+  for (const auto& row : *left) {
+    // In a cluster, other nodes' sessions are theirs (a lost node's are closed by the sweep).
+    if (cluster_mode(config_) && row.node_id != config_.node_id) continue;
+    (void)close_unheld(row, "service_restarted", cluster_mode(config_) ? config_.node_id : "",
+                       "the service ended while the session was open");
   }
   // With the service's preloaded pool on, sessions too start from a
   // preloaded interpreter: one of their own, in this process (the pool's
@@ -114,8 +115,6 @@ Status SessionService::close_unheld(const store::SessionRow& row, const std::str
   if (!node.empty()) record["node"] = node;
   auto closed = store_.close_session(row.id, reason, at, record.dump(-1, ' ', false, json::error_handler_t::replace));
   if (!closed) return std::unexpected(closed.error());
-  // One label for every lost node (the reason names the node).
-  if (!node.empty()) jobs_.metrics().session_closed(reason.starts_with("node lost") ? "node_lost" : reason);
   return {};
 }
 
@@ -272,7 +271,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   row.key_id = c.key.id;
   row.request_json = session_request_json(*request).dump();
   row.created_at = jobs::now_rfc3339();
-  if (node_.cluster) row.node_id = node_.id;  // API nodes forward its calls here
+  if (cluster_mode(config_)) row.node_id = config_.node_id;  // API nodes forward its calls here
   {
     std::lock_guard lock(mu_);
     if (stopping_) return reply(api_error(503, "stopping", "the service is stopping"));
@@ -559,7 +558,7 @@ json SessionService::record_of(LiveSession& s) {
   json record = session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
   record["data_requests"] = std::move(requests);
   if (!s.start().empty()) record["start"] = s.start();  // "preloaded" or "cold"; none: it never opened
-  if (node_.cluster) record["node"] = node_.id;         // the worker that kept it
+  if (cluster_mode(config_)) record["node"] = config_.node_id;  // the worker that kept it
   return record;
 }
 

@@ -45,17 +45,6 @@ class SessionService {
   SessionService(const ServiceConfig& config, store::Store& store, JobService& jobs);
   ~SessionService();
 
-  // Many machines (docs/sessions.md "Many machines"): the node this service runs on. In
-  // cluster mode (role api or worker) start() leaves the store's open
-  // sessions alone (they are other nodes'; a worker's own from a previous
-  // life come back from register_node and are closed with close_unheld), and
-  // a worker's new sessions name it in their row. Before start().
-  struct Node {
-    std::string id;
-    bool cluster = false;
-  };
-  void set_node(Node node) { node_ = std::move(node); }
-
   Status start();
   void stop();  // closes every open session ("service_stopped")
 
@@ -147,7 +136,6 @@ class SessionService {
   void housekeeping_loop();
 
   ServiceConfig config_;
-  Node node_;
   store::Store& store_;
   JobService& jobs_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;

@@ -55,6 +55,9 @@ struct StoreOptions {
   // that PostgreSQL database holds the rows (docs/store.md "PostgreSQL");
   // artifacts stay in <data_dir>/artifacts either way.
   std::string database_url;
+  // Where artifacts/ (the content store) lives: "" = data_dir. Nodes of a
+  // cluster share it (the service's content_dir).
+  std::string content_dir;
   static StoreOptions defaults();
 };
 

@@ -79,7 +79,7 @@ TEST_F(ClusterSessions, ASessionThroughTheApiRunsOnTheWorkerAndClosesNodeLostWhe
 
   // Its output stream, through the API, as it comes.
   auto printing = http.request("POST", "/v1/sessions/" + sid + "/execs",
-                               R"({"code":"import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.2)"})",
+                               json{{"code", "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.2)"}}.dump(),
                                alpha_);
   ASSERT_EQ(printing.status, 201) << printing.body;
   std::string xid = printing.json()["id"];
@@ -150,6 +150,38 @@ TEST_F(ClusterSessions, ASessionThroughTheApiRunsOnTheWorkerAndClosesNodeLostWhe
   // A call to the closed session is answered by the API itself.
   auto late = http.request("POST", "/v1/sessions/" + sid + "/execs", R"({"code":"1"})", alpha_);
   EXPECT_EQ(late.status, 409) << late.body;
+}
+
+// A job's live output, read from the API node while the job runs on the
+// worker: the stream is opened before the worker claims the job (the API
+// waits), passed on as it comes, and ends with the job's end event.
+TEST_F(ClusterSessions, AJobsLiveOutputThroughTheApiComesFromItsWorker) {
+  cluster.add("worker", "w1");
+  cluster.add("api", "a1");
+  HttpClient http(cluster.node("a1").port);
+  auto r = http.request("POST", "/v1/jobs",
+                        json{{"command", {"sh", "-c", "for i in 1 2 3; do echo tick $i; sleep 0.3; done"}}}.dump(),
+                        cluster.alpha.auth());
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::string id = r.json()["id"];
+  HttpClient events(cluster.node("a1").port);
+  auto stream = events.open_events("/v1/jobs/" + id + "/events", cluster.alpha.auth());
+  ASSERT_EQ(stream.status(), 200) << stream.error();
+  std::string text;
+  json end;
+  while (auto e = stream.next(20000)) {
+    if (e->event == "end") end = json::parse(e->data);
+    else text += json::parse(e->data)["text"].get<std::string>();
+  }
+  EXPECT_EQ(text, "tick 1\ntick 2\ntick 3\n");
+  EXPECT_EQ(end.value("outcome", ""), "succeeded") << end.dump() << "\n" << cluster.log("a1");
+  // Finished: the API node replays it from the store.
+  auto again = events.open_events("/v1/jobs/" + id + "/events", cluster.alpha.auth());
+  ASSERT_EQ(again.status(), 200);
+  std::string replay;
+  while (auto e = again.next(10000))
+    if (e->event != "end") replay += json::parse(e->data)["text"].get<std::string>();
+  EXPECT_EQ(replay, text);
 }
 
 }  // namespace

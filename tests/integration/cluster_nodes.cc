@@ -43,7 +43,7 @@ ClusterNodes::ClusterNodes(ClusterOptions options)
   std::string toml = "node_lease_ms = " + std::to_string(options_.node_lease_ms) +
                      "\nheartbeat_ms = " + std::to_string(options_.heartbeat_ms) + "\nnode_key = \"" + kTestNodeKey +
                      "\"\n";
-  if (!sys::write_file(config_, toml)) throw std::runtime_error("write " + config_);
+  if (!sys::write_file_atomic(config_, toml, 0600)) throw std::runtime_error("write " + config_);
   store::StoreOptions so = store::StoreOptions::defaults();
   so.database_url = options_.database_url;
   so.content_dir = content_;

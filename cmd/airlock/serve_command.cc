@@ -36,12 +36,15 @@ const char* const kServeUsage =
     "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--database-url URL] [--state-dir DIR]\n"
     "                     [--max-running N] [--max-queued N] [--max-connections N] [--retention-days N]\n"
     "                     [--tenant-max-queued N] [--tenant-storage-mb N] [--warm N] [--preloaded N]\n"
-    "                     [--event-keepalive-ms N]\n"
+    "                     [--event-keepalive-ms N] [--content-dir DIR]\n"
+    "                     [--role all|api|worker] [--node-id ID] [--node-address HOST:PORT]\n"
     "  Serves the job and session API (docs/openapi.json, docs/sessions.md) until SIGINT or\n"
     "  SIGTERM; open sessions are closed then. Defaults: 127.0.0.1:8470,\n"
     "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n"
     "  --warm N and --preloaded N keep N sandboxes ready (any command / Python with numpy,\n"
-    "  pandas and matplotlib already imported) for jobs with the default limits (default 0).\n";
+    "  pandas and matplotlib already imported) for jobs with the default limits (default 0).\n"
+    "  --role api|worker runs one part of a cluster sharing a database and --content-dir\n"
+    "  (docs/service.md, \"Many machines\"); --role all (the default) is the whole service.\n";
 
 std::mutex log_mu;
 void log_line(const nlohmann::json& j) {
@@ -80,6 +83,7 @@ int serve_command(const std::vector<std::string>& args) {
   }
   store::StoreOptions store_options = store::StoreOptions::defaults();
   store_options.database_url = config->database_url;
+  store_options.content_dir = config->content_dir;
   auto store = store::Store::open(config->data_dir, store_options);
   if (!store) {
     std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());
@@ -96,7 +100,8 @@ int serve_command(const std::vector<std::string>& args) {
   // in the state directory). It runs as a child process of its own: cloning sandboxes from this large, threaded process
   // cost ~10 ms more CPU per job than from a small one (docs/performance.md).
   std::optional<PoolChild> pool;
-  if (config->warm_pool > 0 || config->preloaded_pool > 0) {
+  // (An API node runs no sandbox.)
+  if (config->role != service::Role::kApi && (config->warm_pool > 0 || config->preloaded_pool > 0)) {
     // Warm sandboxes for every pool image, and for the default image.
     std::vector<std::string> pool_images = config->pool_images;
     if (config->default_image != "host") pool_images.push_back(config->default_image);
@@ -139,7 +144,7 @@ int serve_command(const std::vector<std::string>& args) {
               {"msg", "RLIMIT_NOFILE leaves fewer HTTP connections than configured; raise the hard limit "
                       "(LimitNOFILE= in systemd)"}});
   }
-  options.spool_dir = config->data_dir + "/spool";
+  options.spool_dir = service::node_dir(*config) + "/spool";
   options.access_log = [](const nlohmann::json& j) {
     nlohmann::json line = j;
     line["event"] = "http";
@@ -180,6 +185,9 @@ int serve_command(const std::vector<std::string>& args) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log_line({{"event", "stopping"}, {"signal", sig}});
+  // A worker drains on SIGTERM: its running jobs finish (the listener keeps
+  // answering /healthz meanwhile), then it leaves the cluster.
+  if (sig == SIGTERM && config->role == service::Role::kWorker) jobs.drain();
   server.stop();
   sessions.stop();
   jobs.stop();

@@ -11,7 +11,8 @@ using json = nlohmann::json;
 
 void install_routes(api::HttpServer& server, JobService& service) {
   server.route("GET", "/healthz", [&service](ExchangePtr ex) {
-    answer(service, ex, HttpResponse::json(200, {{"status", "ok"}}));
+    auto health = service.health();  // cluster mode: the role, this node, every node
+    answer(service, ex, HttpResponse::json(health["status"] == "ok" ? 200 : 503, health));
   });
   server.route("GET", "/metrics", [&service](ExchangePtr ex) {
     HttpResponse r;

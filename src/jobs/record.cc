@@ -210,6 +210,7 @@ nlohmann::json to_json(const JobRecord& r) {
                      {"started_at", s.started_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.started_at)},
                      {"finished_at", s.finished_at}};
     if (!s.timing.phases.empty()) out["service_timing"] = timing_json(s.timing);
+    if (!s.node.empty()) out["node"] = s.node;
   }
   return out;
 }

@@ -116,6 +116,9 @@ struct JobRecord {
     std::string tenant, key_id;
     std::string created_at, started_at, finished_at;  // started_at "": it never started
     Timing timing;  // queue, prepare, run, finish
+    // The node that ended the job: ran it, or found it left by a lost node
+    // (JSON "node"; omitted when "").
+    std::string node;
   };
   std::optional<ServiceSide> service;
 

@@ -1,5 +1,7 @@
 #include "service/config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -16,6 +18,10 @@ namespace airlock::service {
 namespace {
 
 constexpr uint64_t kMinKeepaliveMs = 50, kMaxKeepaliveMs = 600'000;
+std::string role_problem(const std::string& text) {
+  return "role '" + text + "': must be api, worker or all";
+}
+
 std::string keepalive_range() { return "event_keepalive_ms is from 50 to 600000"; }
 
 Status parse_listen(const std::string& text, ServiceConfig& c) {
@@ -195,7 +201,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
       "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
       "pool_images", "pdf_check_image", "rates", "checkpoint_key", "checkpoint_file", "checkpoint_interval_s",
-      "data_requests_per_job", "data_request_bytes"};
+      "data_requests_per_job", "data_request_bytes", "role", "node_id", "node_address", "node_lease_ms",
+      "heartbeat_ms", "content_dir"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -209,6 +216,16 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
           return fail("configuration: database_url starts with postgresql:// (or is empty: SQLite)");
       } else if (key == "state_dir") {
         c.state_dir = toml::get<std::string>(value);
+      } else if (key == "content_dir") {
+        c.content_dir = toml::get<std::string>(value);
+      } else if (key == "role") {
+        auto role = parse_role(toml::get<std::string>(value));
+        if (!role) return fail("configuration: " + role_problem(toml::get<std::string>(value)));
+        c.role = *role;
+      } else if (key == "node_id") {
+        c.node_id = toml::get<std::string>(value);
+      } else if (key == "node_address") {
+        c.node_address = toml::get<std::string>(value);
       } else if (key == "work_dir") {
         c.work_dir = toml::get<std::string>(value);
       } else if (key == "airlock_binary") {
@@ -248,6 +265,8 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         if (key == "http_threads") c.http_threads = static_cast<int>(std::max<uint64_t>(1, u));
         else if (key == "max_connections") c.max_connections = std::max<uint64_t>(1, u);
         else if (key == "max_running") c.max_running = u;
+        else if (key == "node_lease_ms") c.node_lease_ms = u;
+        else if (key == "heartbeat_ms") c.heartbeat_ms = u;
         else if (key == "max_queued") c.max_queued = u;
         else if (key == "tenant_max_queued") c.tenant_max_queued = u;
         else if (key == "tenant_storage_mb") {
@@ -335,6 +354,16 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       c.database_url = v;
     } else if (a == "--state-dir") {
       c.state_dir = v;
+    } else if (a == "--content-dir") {
+      c.content_dir = v;
+    } else if (a == "--role") {
+      auto role = parse_role(v);
+      if (!role) return fail("--role: " + role_problem(v));
+      c.role = *role;
+    } else if (a == "--node-id") {
+      c.node_id = v;
+    } else if (a == "--node-address") {
+      c.node_address = v;
     } else if (a == "--max-running" || a == "--max-queued" || a == "--retention-days" || a == "--warm" ||
                a == "--preloaded" || a == "--tenant-max-queued" || a == "--tenant-storage-mb" ||
                a == "--max-connections" || a == "--event-keepalive-ms") {
@@ -356,6 +385,9 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       return fail("unknown option " + a + " (see airlock serve --help)");
     }
   }
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
+  if (auto st = finish_cluster_config(c, host); !st) return std::unexpected(st.error());
   return c;
 }
 

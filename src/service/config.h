@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "requests/data_request.h"
@@ -27,6 +28,14 @@ struct TenantSettings {
   std::optional<std::vector<std::string>> images;
 };
 
+// Which part of a service this process is (docs/service.md "Many machines").
+// all: the whole service on one node, its queue in memory (the default).
+// api: answers requests and admits jobs into the store's queue; runs nothing.
+// worker: claims jobs from the store and runs them, keeps sessions.
+enum class Role { kAll, kApi, kWorker };
+std::string_view role_name(Role r);
+std::optional<Role> parse_role(std::string_view text);
+
 struct ServiceConfig {
   std::string listen_address = "127.0.0.1";
   uint16_t listen_port = 8470;
@@ -35,6 +44,17 @@ struct ServiceConfig {
   // that PostgreSQL database (docs/store.md "PostgreSQL"); files stay in data_dir.
   std::string database_url;
   std::string state_dir = "/var/lib/airlock";         // airlock run's state
+  // Uploads (files/) and the content store (artifacts/): shared by every node
+  // of a cluster (NFS). "": data_dir, the layout of one machine.
+  std::string content_dir;
+  // Cluster mode (role api or worker; CLUSTER-CONTRACT.md). node_id "": the
+  // host name; node_address "": listen_address:listen_port (must be set when
+  // the port is 0). A node whose heartbeat is older than node_lease_ms is lost.
+  Role role = Role::kAll;
+  std::string node_id;
+  std::string node_address;
+  uint64_t node_lease_ms = 10'000;
+  uint64_t heartbeat_ms = 1'000;
   // Each running job's scratch (its code file, collected outputs, airlock's
   // record before it is stored): a tmpfs by default, nothing there needs to
   // survive a restart. "": /run/airlock/work/<12 hex of sha256(data_dir)>.
@@ -108,6 +128,21 @@ struct ServiceConfig {
   // [rates]: what usage costs (docs/usage.md, GET /v1/usage).
   usage::RateCard rates;
 };
+
+bool cluster_mode(const ServiceConfig& c);  // role api or worker
+// Where uploads and artifacts live: content_dir, or data_dir when unset.
+std::string content_dir(const ServiceConfig& c);
+// This node's own directory for what no other node shares (the spool of
+// request bodies): data_dir itself for role all, data_dir/nodes/NODE_ID in
+// cluster mode (nodes on one box may share data_dir, the SQLite database's).
+std::string node_dir(const ServiceConfig& c);
+// After the file and the flags: fills node_id (from `hostname`) and
+// node_address, and checks the cluster keys together (a lease shorter than
+// two heartbeats, a node id that is not a plain name, port 0 without a
+// node_address). The node key check of cluster mode is check_node_key().
+Status finish_cluster_config(ServiceConfig& c, const std::string& hostname);
+// Cluster mode needs the nodes' shared secret (branch forward fills this in).
+Status check_node_key(const ServiceConfig& c);
 
 // The effective per-tenant values for the tenant called `name`.
 size_t tenant_max_queued(const ServiceConfig& c, const std::string& name);

@@ -21,6 +21,7 @@
 #include "service/image_choice.h"
 #include "service/job_query.h"
 #include "service/job_runner.h"
+#include "service/move_file.h"
 #include "service/upload_check.h"
 #include "sys/descriptors.h"
 #include "sys/file_io.h"
@@ -84,7 +85,7 @@ std::string stored_text(const jobs::JobRecord& rec) {
   return jobs::to_json(rec).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string file_dir(const ServiceConfig& c, const std::string& id) { return c.data_dir + "/files/" + id; }
+std::string file_dir(const ServiceConfig& c, const std::string& id) { return content_dir(c) + "/files/" + id; }
 std::string work_dir(const ServiceConfig& c, const std::string& id) { return c.work_dir + "/" + id; }
 
 }  // namespace
@@ -96,21 +97,25 @@ JobService::JobService(ServiceConfig config, store::Store& store)
              config_.max_queued) {
   if (config_.max_running == 0) config_.max_running = std::max(1u, std::thread::hardware_concurrency());
   if (config_.work_dir.empty())
-    config_.work_dir = "/run/airlock/work/" + Sha256::of(config_.data_dir).substr(0, 12);
+    config_.work_dir = "/run/airlock/work/" + Sha256::of(node_dir(config_)).substr(0, 12);
 }
 
 JobService::~JobService() { stop(); }
 
 Status JobService::start() {
   // Request bodies a killed service was still receiving (no request is in flight before the server starts).
-  (void)sys::remove_tree(config_.data_dir + "/spool");
-  for (const auto& d : {config_.data_dir, config_.data_dir + "/files", config_.work_dir,
-                        config_.data_dir + "/spool"})
+  const std::string spool = node_dir(config_) + "/spool";
+  (void)sys::remove_tree(spool);
+  for (const auto& d : {config_.data_dir, content_dir(config_), content_dir(config_) + "/files", config_.work_dir,
+                        node_dir(config_), spool, config_.data_dir + "/spool"})
     if (auto st = sys::make_dirs(d, 0700); !st) return st;
   // What a killed service left: its sandboxes died with it (parent-death
   // signal); the sweep removes their cgroups and job directories; the jobs
   // end as sandbox_error.
-  if (auto cgroups = sandbox::detect_cgroup_backend(); cgroups) {
+  // An API node runs no job.
+  if (config_.role == Role::kApi) {
+    cgroups_error_ = "this is an API node: it runs no job";
+  } else if (auto cgroups = sandbox::detect_cgroup_backend(); cgroups) {
     cgroups_ = std::move(*cgroups);
     (void)jobs::sweep(config_.state_dir, *cgroups_);
   } else {
@@ -137,6 +142,8 @@ Status JobService::start() {
     if (!writer) return std::unexpected(writer.error());
     checkpoints_.emplace(std::move(*writer));
   }
+  // Cluster mode: the queue is the store's, and other nodes' jobs are in it.
+  if (cluster()) return start_cluster();
   auto left = store_.unfinished_jobs();
   if (!left) return std::unexpected(left.error());
   for (const auto& row : *left) {
@@ -169,9 +176,21 @@ void JobService::stop() {
   }
   work_.notify_all();
   housekeeping_wake_.notify_all();
+  if (claims_) claims_->close();
   for (auto& t : workers_) t.join();
   workers_.clear();
   if (housekeeping_.joinable()) housekeeping_.join();
+  if (notifier_thread_.joinable()) notifier_thread_.join();
+  if (pulse_) {
+    pulse_->stop();
+    // Whatever it still had claimed goes back to the queue; the others see it left.
+    if (!left_cluster_) {
+      left_cluster_ = true;
+      if (auto st = store_.leave_node(config_.node_id); !st)
+        log({{"event", "leave_failed"}, {"node", config_.node_id}, {"error", st.error().message()}});
+    }
+    pulse_.reset();
+  }
   retry_unstored();
   write_checkpoints();  // the heads as the service leaves them
   std::lock_guard lock(mu_);
@@ -218,10 +237,9 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
   std::string dir = file_dir(config_, row.id);
   if (auto st = sys::make_dirs(dir, 0755); !st) return storage_failure(st.error());
   row.path = dir + "/" + name;
-  if (::rename(spooled.c_str(), row.path.c_str()) < 0) {
-    auto failed = fail_errno("store the upload");
+  if (auto moved = move_file(spooled, row.path); !moved) {
     (void)sys::remove_tree(dir);
-    return storage_failure(failed.error());
+    return storage_failure(moved.error());
   }
   ::chmod(row.path.c_str(), 0444);
   row.created_at = jobs::now_rfc3339();
@@ -279,10 +297,16 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
     row.idempotency_key = idempotency_key;
     row.created_at = jobs::now_rfc3339();
     // Capacity first, so a refused request leaves nothing behind.
+    row.image = *image;  // for placement: a worker with it warm claims first
     QueuedJob q{row.id, c.tenant.id};
-    const size_t tenant_cap =
-        std::min(static_cast<size_t>(std::max(0, c.tenant.limits.max_queued)), tenant_max_queued(config_, c.tenant.name));
-    if (auto why = queue_.admit(q, tenant_cap)) return api_error(429, "overloaded", "tenant " + c.tenant.name + ": " + *why);
+    if (cluster()) {
+      if (auto admitted = admit_in_store(c.tenant); !admitted) return std::unexpected(admitted.error());
+    } else {
+      const size_t tenant_cap = std::min(static_cast<size_t>(std::max(0, c.tenant.limits.max_queued)),
+                                         tenant_max_queued(config_, c.tenant.name));
+      if (auto why = queue_.admit(q, tenant_cap))
+        return api_error(429, "overloaded", "tenant " + c.tenant.name + ": " + *why);
+    }
     remember_share(c.tenant);
     auto created = store_.create_job(row);
     if (!created) {
@@ -450,7 +474,13 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
   if (!row) return internal(row.error().message());
   if (!*row) return not_found("job " + id);
   bool was_queued = false;
-  {
+  if (cluster()) {
+    // The job's worker sees the request in its next heartbeat (or at once by notification).
+    auto asked = store_.request_cancel(id);
+    if (!asked) return internal(asked.error().message());
+    if (*asked) return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
+    was_queued = (*row)->state == store::JobState::kQueued;  // unclaimed: it ends here, as on one node
+  } else {
     std::lock_guard lock(mu_);
     if (queue_.remove(id)) {
       was_queued = true;
@@ -527,18 +557,20 @@ ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c,
   }
   // Finished and no longer in memory: replay the record's capped output.
   auto buffer = std::make_shared<LogBuffer>(config_.log_buffer_bytes);
-  auto rec = store_.record((*row)->tenant_id, id);
-  if (rec && *rec) {
-    auto j = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
-    if (!j.is_discarded()) {
-      for (bool is_stderr : {false, true}) {
-        const char* key = is_stderr ? "stderr" : "stdout";
-        if (auto bytes = j.contains(key) ? jobs::stream_bytes(j[key]) : std::nullopt) buffer->append(is_stderr, *bytes);
-      }
-    }
-  }
+  replay_record(*buffer, (*row)->tenant_id, id);
   buffer->finish();
   return buffer;
+}
+
+void JobService::replay_record(LogBuffer& buffer, const std::string& tenant_id, const std::string& job_id) {
+  auto rec = store_.record(tenant_id, job_id);
+  if (!rec || !*rec) return;
+  auto j = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
+  if (j.is_discarded()) return;
+  for (bool is_stderr : {false, true}) {
+    const char* key = is_stderr ? "stderr" : "stdout";
+    if (auto bytes = j.contains(key) ? jobs::stream_bytes(j[key]) : std::nullopt) buffer.append(is_stderr, *bytes);
+  }
 }
 
 void JobService::when_finished(const std::string& tenant_id, const std::string& job_id, int timeout_s,
@@ -624,15 +656,16 @@ void JobService::worker_loop() {
   }
 }
 
-void JobService::finish_without_running(const store::JobRow& row, jobs::Outcome outcome, const std::string& reason) {
+void JobService::finish_without_running(const store::JobRow& row, jobs::Outcome outcome, const std::string& reason,
+                                        const std::string& node) {
   jobs::JobRecord rec = record_without_run(row.id, stored_command(row.request_json), outcome, reason,
                                            row.started_at.empty() ? row.created_at : row.started_at);
   rec.service = jobs::JobRecord::ServiceSide{row.tenant_id, row.key_id, row.created_at, row.started_at,
-                                             rec.finished_at, {}};
+                                             rec.finished_at, {}, node.empty() ? config_.node_id : node};
   const std::string name(jobs::outcome_name(outcome));
   metrics_.job_finished(name, 0);
   log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", name},
-       {"reason", reason}});
+       {"reason", reason}, {"node", node.empty() ? config_.node_id : node}});
   store_ending({row.id, row.tenant_id, outcome, rec.finished_at, stored_text(rec), {}});
 }
 
@@ -701,6 +734,17 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
     if (!slot) slot = std::make_shared<LogBuffer>(config_.log_buffer_bytes);
     live = slot;
   }
+  // In cluster mode only the node that claimed the job may start it, and
+  // before anything else is done with it: a claim the sweeper took back
+  // (this node was late with its heartbeat) is dropped, never run twice nor
+  // ended here.
+  if (cluster()) {
+    row.started_at = jobs::now_rfc3339();
+    if (auto st = store_.mark_running(row.id, ::getpid(), row.started_at, config_.node_id); !st) {
+      log({{"event", "claim_lost"}, {"job_id", row.id}, {"node", config_.node_id}, {"error", st.error().message()}});
+      return;
+    }
+  }
   auto fail_job = [&](const std::string& why) { finish_without_running(row, jobs::Outcome::kSandboxError, why); };
   if (!cancel) return fail_job(cancel_error);
   if (!cgroups_) return fail_job(cgroups_error_);
@@ -727,10 +771,12 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
   std::string dir = work_dir(config_, row.id);
   if (auto st = sys::make_dirs(dir + "/out", 0700); !st) return fail_job(st.error().message());
 
-  row.started_at = jobs::now_rfc3339();
-  if (auto st = store_.mark_running(row.id, ::getpid(), row.started_at); !st)  // the job runs; its row says queued
-    log({{"event", "mark_running_failed"}, {"job_id", row.id}, {"error", st.error().message()}});
-  log({{"event", "job_started"}, {"job_id", row.id}, {"tenant", row.tenant_id}});
+  if (!cluster()) {
+    row.started_at = jobs::now_rfc3339();
+    if (auto st = store_.mark_running(row.id, ::getpid(), row.started_at); !st)  // the job runs; its row says queued
+      log({{"event", "mark_running_failed"}, {"job_id", row.id}, {"error", st.error().message()}});
+  }
+  log({{"event", "job_started"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"node", config_.node_id}});
   metrics_.job_started(seconds_between(row.created_at, row.started_at));
 
   const std::string tenant_name = known_tenant ? (*tenant)->name : "";
@@ -746,7 +792,8 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
     rec.answers = jobs::JobRecord::Answers{request->answers->job, request->answers->requests,
                                            request->answers->record_sha256};
   const std::string finished_at = jobs::now_rfc3339();
-  rec.service = jobs::JobRecord::ServiceSide{row.tenant_id, row.key_id, row.created_at, row.started_at, finished_at, {}};
+  rec.service = jobs::JobRecord::ServiceSide{row.tenant_id, row.key_id, row.created_at, row.started_at, finished_at,
+                                             {}, config_.node_id};
   // The service's own share of the job's time, beside the engine's "timing".
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -763,7 +810,8 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
   t.add("finish", runner_ms("finish") + ms(t_returned, Clock::now()));
 
   const std::string outcome(jobs::outcome_name(rec.outcome));
-  log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome}});
+  log({{"event", "job_finished"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"outcome", outcome},
+       {"node", config_.node_id}});
   metrics_.job_finished(outcome, seconds_between(row.started_at, finished_at));
   store_ending({row.id, row.tenant_id, rec.outcome, finished_at, stored_text(rec), std::move(ran.artifacts)});
 }
@@ -813,6 +861,7 @@ void JobService::housekeeping_loop() {
     bool retry = !unstored_.empty() && now >= next_retry;
     lock.unlock();
     for (auto& f : expired) f();
+    if (cluster()) cluster_housekeeping();
     if (retry) {
       retry_unstored();
       next_retry = now + std::chrono::seconds(1);
@@ -831,6 +880,7 @@ void JobService::housekeeping_loop() {
 }
 
 std::string JobService::metrics_text() const {
+  if (cluster()) return cluster_metrics_text();
   std::lock_guard lock(mu_);
   return metrics_.render(queue_.queued(), queue_.running());
 }

@@ -1,8 +1,13 @@
 // The job service without HTTP: who may do what (tenant + scopes), admission
 // and scheduling, running each job in this process on a worker thread
 // (service/job_runner.h), records, cancellation, restart recovery and
-// retention. The
-// HTTP routes (routes.cc) only translate requests and responses.
+// retention. The HTTP routes (routes.cc) only translate requests and responses.
+//
+// By role (config.role, docs/service.md "Many machines"): all schedules with
+// the in-memory JobQueue; api admits into the store's queue and runs
+// nothing; worker claims from the store (cluster/claim_source.h) and runs.
+// Both cluster roles keep a heartbeat (cluster/node_pulse.h) and sweep lost
+// nodes (cluster/lost_nodes.h); job_service_cluster.cc holds that part.
 #pragma once
 
 #include <atomic>
@@ -15,10 +20,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/claim_source.h"
+#include "cluster/node_pulse.h"
 #include "service/api_error.h"
 #include "service/checkpoint_writer.h"
 #include "service/config.h"
@@ -28,6 +36,7 @@
 #include "service/log_buffer.h"
 #include "service/metrics.h"
 #include "sandbox/cgroup.h"
+#include "store/notifier.h"
 #include "store/store.h"
 
 namespace airlock::service {
@@ -59,6 +68,13 @@ class JobService {
   // their sandboxes swept), then starts the workers and housekeeping.
   Status start();
   void stop();  // cancels running jobs, joins threads
+  // Worker role (SIGTERM): claims no more jobs, hands back what it claimed
+  // and has not started, waits for its running jobs to end, then leaves the
+  // cluster (state left). Returns when it has; stop() after it.
+  void drain();
+  // GET /healthz: {"status":"ok"}, and in cluster mode the role, this node
+  // and every node of the cluster.
+  nlohmann::json health();
 
   ApiResult<Caller> authenticate(const std::string& authorization_header);
 
@@ -112,12 +128,28 @@ class JobService {
                                                 const std::vector<std::string>& request_ids);
   void worker_loop();
   void housekeeping_loop();
+  // --- cluster mode (job_service_cluster.cc) ---
+  bool cluster() const { return config_.role != Role::kAll; }
+  Status start_cluster();            // the pulse (registers), claim threads
+  void claim_loop();                 // one worker-role job thread
+  void cluster_housekeeping();       // each second: lost nodes, remote waiters
+  void cancel_requested(const std::vector<std::string>& ids);  // from the heartbeat
+  void lost_all_jobs();              // this node was declared lost
+  // Ends a job another node's loss (or this node's previous life) left.
+  void end_left_job(const store::JobRow& row, const std::string& reason, const std::string& node);
+  ApiResult<std::monostate> admit_in_store(const store::Tenant& tenant);
+  void notifier_loop();  // PostgreSQL: wakes claims, waiters and cancels at once
+  std::string cluster_metrics_text() const;  // the store's queue and the nodes
+  // A job finished elsewhere: its live buffer gets the stored output, its waiters are answered.
+  void finished_elsewhere(const std::string& job_id);
+  void replay_record(LogBuffer& buffer, const std::string& tenant_id, const std::string& job_id);
   // Runs the job taken from the queue; `cancel` is null when it could not be
   // made (`cancel_error` says why) and the job ends as sandbox_error.
   void run_one(const QueuedJob& job, JobCancel* cancel, const std::string& cancel_error);
   // Ends a job that never ran (cancelled while queued, a snapshot removed,
   // left by a dead service): its row and its chained record say `outcome`.
-  void finish_without_running(const store::JobRow& row, jobs::Outcome outcome, const std::string& reason);
+  void finish_without_running(const store::JobRow& row, jobs::Outcome outcome, const std::string& reason,
+                              const std::string& node = "");
   // A finished job's record on its way to the store.
   struct Ending {
     std::string job_id, tenant_id;
@@ -171,6 +203,15 @@ class JobService {
   std::vector<Ending> unstored_;  // records waiting for room in the store
   std::vector<std::thread> workers_;
   std::thread housekeeping_;
+  // Cluster mode.
+  std::unique_ptr<cluster::NodePulse> pulse_;
+  std::unique_ptr<cluster::ClaimSource> claims_;  // worker role
+  std::unique_ptr<store::Notifier> notifier_;     // PostgreSQL only
+  std::thread notifier_thread_;
+  std::atomic<bool> draining_{false};
+  bool left_cluster_ = false;  // drain() left already
+  std::atomic<int> running_count_{0};  // worker role: jobs claimed or running here
+  std::chrono::steady_clock::time_point next_cluster_sweep_{}, next_waiter_poll_{};  // housekeeping thread
   std::condition_variable housekeeping_wake_;
 };
 

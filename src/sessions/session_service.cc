@@ -80,6 +80,8 @@ Status SessionService::start() {
   auto left = store_.open_sessions();
   if (!left) return std::unexpected(left.error());
   for (const auto& row : *left) {
+    // In a cluster, other nodes' sessions are theirs (a lost node's are closed by the sweep).
+    if (cluster_mode(config_) && row.node_id != config_.node_id) continue;
     auto calls = store_.session_calls(row.id);
     json list = json::array();
     if (calls)

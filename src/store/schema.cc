@@ -203,12 +203,39 @@ CREATE TABLE data_request_answers (
   PRIMARY KEY (job_id, request_id)
 ) STRICT;
 )sql"},
+    // 3 -> 4: the store as the cluster's queue (docs/store.md "Queue and
+    // nodes"): who claimed each job, the nodes and their heartbeats.
+    {R"sql(
+ALTER TABLE jobs ADD COLUMN node_id TEXT NOT NULL DEFAULT '';  -- claimed by ('' = nobody)
+ALTER TABLE jobs ADD COLUMN claimed_at TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN image TEXT NOT NULL DEFAULT '';    -- accepted image ref, for placement
+ALTER TABLE sessions ADD COLUMN node_id TEXT NOT NULL DEFAULT '';  -- the worker that keeps it
+-- The claimable jobs, oldest first; and each node's jobs.
+CREATE INDEX jobs_claimable ON jobs(created_at, n) WHERE state = 'queued' AND node_id = '';
+CREATE INDEX jobs_node ON jobs(node_id) WHERE node_id <> '' AND state <> 'finished';
+CREATE INDEX sessions_node ON sessions(node_id) WHERE state = 'open';
+CREATE TABLE nodes (
+  id            TEXT PRIMARY KEY,
+  role          TEXT NOT NULL,
+  address       TEXT NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('up', 'draining', 'lost', 'left')),
+  slots         INTEGER NOT NULL,
+  running       INTEGER NOT NULL DEFAULT 0,
+  session_slots INTEGER NOT NULL DEFAULT 0,
+  sessions      INTEGER NOT NULL DEFAULT 0,
+  warm_images   TEXT NOT NULL DEFAULT '',  -- comma-separated image names with warm or preloaded sandboxes
+  started_at    TEXT NOT NULL,
+  heartbeat_at  TEXT NOT NULL,
+  lost_at       TEXT NOT NULL DEFAULT ''
+) STRICT;
+)sql"},
 }};
 
 // PRAGMA user_version takes no bound parameter; the values are our own constants.
 constexpr std::array<const char*, kSchemaVersion + 1> kSetVersion = {
     "PRAGMA user_version = 0", "PRAGMA user_version = 1", "PRAGMA user_version = 2",
-    "PRAGMA user_version = 3"};
+    "PRAGMA user_version = 3", "PRAGMA user_version = 4"};
 
 // PostgreSQL keeps the version in a table of one row. Two nodes that migrate
 // one database at once wait for each other on this advisory lock (a constant:

@@ -9,7 +9,7 @@
 
 namespace airlock::store {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 Result<int> schema_version(Connection& db);
 Status migrate(Connection& db);

@@ -147,7 +147,7 @@ Result<std::unique_ptr<Connection>> open_sqlite_store(const std::string& data_di
 
 Store::Store(std::string data_dir, std::unique_ptr<Connection> db, StoreOptions options)
     : data_dir_(std::move(data_dir)),
-      cas_(data_dir_ + "/artifacts"),
+      cas_((options.content_dir.empty() ? data_dir_ : options.content_dir) + "/artifacts"),
       db_(std::move(db)),
       commits_(options.max_batch, [this](const std::vector<CommitQueue::Write*>& batch) { commit_batch(batch); }) {}
 
@@ -159,7 +159,9 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& data_dir, StoreOpt
   if (!parent.empty() && parent != data_dir)
     if (auto st = sys::make_dirs(parent, 0755); !st) return std::unexpected(st.error());
   if (auto st = make_private_dir(data_dir); !st) return std::unexpected(st.error());
-  ContentStore cas(data_dir + "/artifacts");
+  if (!options.content_dir.empty())
+    if (auto st = sys::make_dirs(options.content_dir, 0755); !st) return std::unexpected(st.error());
+  ContentStore cas((options.content_dir.empty() ? data_dir : options.content_dir) + "/artifacts");
   if (auto st = cas.create_dirs(); !st) return std::unexpected(st.error());
 
   auto db = options.database_url.empty() ? open_sqlite_store(data_dir) : open_postgres(options.database_url);

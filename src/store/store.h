@@ -55,6 +55,9 @@ struct StoreOptions {
   // that PostgreSQL database holds the rows (docs/store.md "PostgreSQL");
   // artifacts stay in <data_dir>/artifacts either way.
   std::string database_url;
+  // Where artifacts/ (the content store) lives: "" = data_dir. Nodes of a
+  // cluster share it (the service's content_dir).
+  std::string content_dir;
   static StoreOptions defaults();
 };
 
@@ -97,8 +100,10 @@ class Store {
   // existing job of the same tenant and key is returned instead (second: false).
   // id and created_at are generated if empty.
   Result<std::pair<JobRow, bool>> create_job(const JobRow& row);
-  // queued -> running; fails if the job is not queued.
-  Status mark_running(const std::string& job_id, int pid, const std::string& at);
+  // queued -> running; fails if the job is not queued. With a node_id, refused
+  // (kRefused) unless that node claimed the job ("" = no check, role all).
+  Status mark_running(const std::string& job_id, int pid, const std::string& at,
+                      const std::string& node_id = "");
   // In one transaction: the job (queued or running) becomes finished with
   // `outcome`; the record is appended to its tenant's chain (created_at =
   // finished_at); the artifact rows are added. Fails if already finished.
@@ -243,6 +248,42 @@ class Store {
   };
   Result<LinkAt> link_at(const std::string& tenant_id, int64_t seq);
 
+  // --- the queue and the nodes of a cluster (store_nodes.cc, store_claims.cc,
+  // docs/store.md "Queue and nodes"). Times are RFC 3339 UTC with ms, passed in
+  // by the calling node. ---
+
+  // Adds the node, or brings a known id back up (a restart): state up, heartbeat now
+  // (row.heartbeat_at, else row.started_at). What its previous life left is handled as
+  // for a lost node and returned.
+  Result<LostNode> register_node(const NodeRow& row);
+  // heartbeat_at = now, running, sessions, warm images, state. Refused (kRefused) when
+  // the node was declared lost (or left, or is unknown): its jobs were taken; it must
+  // stop them and register again. Returns the ids of this node's claimed or running
+  // jobs whose cancel was requested.
+  Result<std::vector<std::string>> heartbeat(const Heartbeat& h);
+  Result<std::vector<NodeRow>> nodes();  // every node, by id
+  Result<std::optional<NodeRow>> node(const std::string& id);
+  // Every node up or draining whose heartbeat_at < now - lease_ms becomes lost
+  // (lost_at = now), in one transaction per node, exactly once however many nodes
+  // sweep at the same time.
+  Result<std::vector<LostNode>> declare_lost_nodes(const std::string& now, int64_t lease_ms);
+  // Drained: state left; its claimed, unstarted jobs go back to the queue.
+  Status leave_node(const std::string& node_id);
+  // Claims the next claimable job for the node: state queued, node_id '', its tenant
+  // below its max_running (jobs running or claimed count). Order: the tenant with the
+  // fewest running or claimed jobs, then the oldest job (created_at, n). A job whose
+  // image is in another up node's warm_images (that node has running < slots) and not
+  // in this node's is left to that node for prefer_warm_ms after created_at. Sets
+  // node_id and claimed_at; state stays queued. nullopt: nothing to claim.
+  Result<std::optional<JobRow>> claim_job(const ClaimOptions& o);
+  // Hands a claimed, unstarted job back to the queue; fails unless node_id holds it.
+  Status release_claim(const std::string& job_id, const std::string& node_id);
+  // Claimed or running: cancel_requested = 1 (the worker sees it in its next
+  // heartbeat) -> true. Queued and unclaimed -> false (the caller ends it as
+  // cancelled). Finished or unknown -> false.
+  Result<bool> request_cancel(const std::string& job_id);
+  Result<QueueCounts> queue_counts(const std::string& tenant_id /* "" = all */);
+
   // How the group commit has batched the writes so far.
   CommitQueue::Stats commit_stats() const { return commits_.stats(); }
 
@@ -264,6 +305,11 @@ class Store {
   // holds. Its writes are put off and run alone after the batch (store_commit.cc).
   bool shared_batch_ = false;               // guarded by mu_
   std::set<std::string> busy_chains_;       // guarded by mu_; tenants put off in this batch
+  // Puts a node's claimed, unstarted jobs back and collects its started jobs and open
+  // sessions (inside a write).
+  Status take_node_leftovers_locked(const std::string& node_id, LostNode& out);
+  // PostgreSQL: pg_notify(channel, payload) inside the current transaction; SQLite: nothing.
+  Status notify_locked(const char* channel, const std::string& payload);
   Result<std::optional<SnapshotRow>> snapshot_locked(const std::string& tenant_id,
                                                      const std::string& digest);
   // Deletes one snapshot's rows and appends its removal record; adds the

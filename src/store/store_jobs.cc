@@ -3,6 +3,8 @@
 
 #include "jobs/record.h"
 #include "store/chain.h"
+#include "store/notifier.h"
+#include "store/row_readers.h"
 #include "store/secrets.h"
 #include "store/store.h"
 
@@ -27,14 +29,7 @@ std::optional<JobState> parse_job_state(std::string_view text) {
   return std::nullopt;
 }
 
-namespace {
-
-// The columns every job query selects, in this order.
-#define JOB_COLUMNS                                                                          \
-  "id, tenant_id, key_id, state, request_json, idempotency_key, created_at, started_at, " \
-  "finished_at, outcome, pid, n"
-
-JobRow read_job(const Statement& s) {
+JobRow read_job_row(const Statement& s) {
   JobRow j;
   j.id = s.text(0);
   j.tenant_id = s.text(1);
@@ -47,8 +42,16 @@ JobRow read_job(const Statement& s) {
   j.finished_at = s.text(8);
   j.outcome = s.text(9);
   j.pid = static_cast<int>(s.int64(10));
+  j.node_id = s.text(12);
+  j.claimed_at = s.text(13);
+  j.image = s.text(14);
+  j.cancel_requested = s.int64(15) != 0;
   return j;
 }
+
+namespace {
+
+JobRow read_job(const Statement& s) { return read_job_row(s); }
 
 // tenant_id, seq, job_id, prev_hash, hash, json, created_at
 StoredRecord read_record(const Statement& s) {
@@ -99,6 +102,9 @@ Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
   row.finished_at.clear();
   row.outcome.clear();
   row.pid = 0;
+  row.node_id.clear();
+  row.claimed_at.clear();
+  row.cancel_requested = false;
 
   JobRow result;
   bool created = false;
@@ -116,16 +122,18 @@ Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
       }
     }
     auto s = sql(
-        "INSERT INTO jobs (id, tenant_id, key_id, state, request_json, idempotency_key, created_at) "
-        "VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6)");
+        "INSERT INTO jobs (id, tenant_id, key_id, state, request_json, idempotency_key, created_at, image) "
+        "VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?7)");
     if (!s) return std::unexpected(s.error());
     (*s)->bind(1, row.id)
         .bind(2, row.tenant_id)
         .bind(3, row.key_id)
         .bind(4, row.request_json)
         .bind(5, row.idempotency_key)
-        .bind(6, row.created_at);
+        .bind(6, row.created_at)
+        .bind(7, row.image);
     if (auto st = (*s)->run(); !st) return st;
+    if (auto st = notify_locked(kChannelJobs, row.id); !st) return st;
     result = row;
     created = true;
     return {};
@@ -134,16 +142,22 @@ Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
   return std::pair{result, created};
 }
 
-Status Store::mark_running(const std::string& job_id, int pid, const std::string& at) {
+Status Store::mark_running(const std::string& job_id, int pid, const std::string& at,
+                           const std::string& node_id) {
   std::string started = at.empty() ? jobs::now_rfc3339() : at;
   return write([&]() -> Status {
+    // With a node: only the claimant may start it; one whose node was declared
+    // lost (the claim was taken back) is refused, so it never runs twice.
     auto s = sql(
         "UPDATE jobs SET state = 'running', pid = ?2, started_at = ?3 "
-        "WHERE id = ?1 AND state = 'queued'");
+        "WHERE id = ?1 AND state = 'queued' AND (?4 = '' OR node_id = ?4)");
     if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, job_id).bind(2, int64_t{pid}).bind(3, started);
+    (*s)->bind(1, job_id).bind(2, int64_t{pid}).bind(3, started).bind(4, node_id);
     if (auto st = (*s)->run(); !st) return st;
-    if ((*s)->changes() != 1) return fail("job '" + job_id + "' is not queued");
+    if ((*s)->changes() != 1) {
+      if (node_id.empty()) return fail("job '" + job_id + "' is not queued");
+      return fail(ErrorKind::kRefused, "job '" + job_id + "' is not queued and claimed by node '" + node_id + "'");
+    }
     return {};
   });
 }
@@ -231,7 +245,8 @@ Result<StoredRecord> Store::finish_job(const std::string& job_id, const std::str
         auto job = job_locked(job_id);
         if (!job) return std::unexpected(job.error());
         if (!*job) return fail("no job '" + job_id + "'");
-        if ((*job)->state == JobState::kFinished) return fail("job '" + job_id + "' already finished");
+        if ((*job)->state == JobState::kFinished)
+          return fail(ErrorKind::kRefused, "job '" + job_id + "' already finished");
 
         record = StoredRecord{};
         record.tenant_id = (*job)->tenant_id;
@@ -244,6 +259,7 @@ Result<StoredRecord> Store::finish_job(const std::string& job_id, const std::str
         if (!update) return std::unexpected(update.error());
         (*update)->bind(1, job_id).bind(2, outcome).bind(3, at);
         if (auto st = (*update)->run(); !st) return st;
+        if (auto st = notify_locked(kChannelFinished, job_id); !st) return st;
 
         for (const auto& a : artifacts) {
           auto s = sql("INSERT INTO artifacts (job_id, name, sha256, type, size) VALUES (?1, ?2, ?3, ?4, ?5)");

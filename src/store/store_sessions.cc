@@ -3,14 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "jobs/record.h"
+#include "store/row_readers.h"
 #include "store/store.h"
 
 namespace airlock::store {
-namespace {
 
-#define SESSION_COLUMNS "id, tenant_id, key_id, state, request_json, created_at, closed_at, close_reason"
-
-SessionRow read_session(const Statement& s) {
+SessionRow read_session_row(const Statement& s) {
   SessionRow r;
   r.id = s.text(0);
   r.tenant_id = s.text(1);
@@ -20,8 +18,13 @@ SessionRow read_session(const Statement& s) {
   r.created_at = s.text(5);
   r.closed_at = s.text(6);
   r.close_reason = s.text(7);
+  r.node_id = s.text(8);
   return r;
 }
+
+namespace {
+
+SessionRow read_session(const Statement& s) { return read_session_row(s); }
 
 SessionCallRow read_call(const Statement& s) {
   SessionCallRow c;
@@ -37,10 +40,11 @@ SessionCallRow read_call(const Statement& s) {
 Status Store::create_session(const SessionRow& row) {
   if (row.id.empty() || row.tenant_id.empty()) return fail("a session needs an id and a tenant");
   return write([&]() -> Status {
-    auto s = sql("INSERT INTO sessions (id, tenant_id, key_id, state, request_json, created_at) "
-                 "VALUES (?1, ?2, ?3, 'open', ?4, ?5)");
+    auto s = sql("INSERT INTO sessions (id, tenant_id, key_id, state, request_json, created_at, node_id) "
+                 "VALUES (?1, ?2, ?3, 'open', ?4, ?5, ?6)");
     if (!s) return std::unexpected(s.error());
-    (*s)->bind(1, row.id).bind(2, row.tenant_id).bind(3, row.key_id).bind(4, row.request_json).bind(5, row.created_at);
+    (*s)->bind(1, row.id).bind(2, row.tenant_id).bind(3, row.key_id).bind(4, row.request_json).bind(5, row.created_at)
+        .bind(6, row.node_id);
     return (*s)->run();
   });
 }

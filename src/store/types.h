@@ -56,6 +56,10 @@ struct JobRow {
   std::string created_at, started_at, finished_at;
   std::string outcome;
   int pid = 0;
+  // Cluster mode (schema 4): the node that claimed it ("" = nobody), when, the
+  // accepted image reference (for placement), and whether a cancel was asked.
+  std::string node_id, claimed_at, image;
+  bool cancel_requested = false;
 };
 
 struct ArtifactRow {
@@ -96,6 +100,7 @@ struct SessionRow {
   std::string state = "open";  // "open" or "closed"
   std::string request_json;
   std::string created_at, closed_at, close_reason;
+  std::string node_id;  // the worker that keeps it ("" = this node, role all)
 };
 
 // One ended call of a session, as stored (call_json: kind, code, status, times, usage, result).
@@ -134,6 +139,41 @@ struct DataRequestAnswer {
   std::string reason;  // kRefused
   std::string key_id;  // who decided
   std::string at;      // RFC 3339
+};
+
+// A node of a cluster (docs/store.md "Queue and nodes").
+struct NodeRow {
+  std::string id, role, address, state;  // state: up, draining, lost, left
+  int slots = 0, running = 0, session_slots = 0, sessions = 0;
+  std::vector<std::string> warm_images;
+  std::string started_at, heartbeat_at, lost_at;
+};
+
+struct Heartbeat {
+  std::string node_id, state;  // "up" or "draining"
+  int running = 0, sessions = 0;
+  std::vector<std::string> warm_images;
+  std::string now;
+};
+
+// What a lost (or restarted) node left: its claimed, unstarted jobs were put back in the queue
+// (`requeued`); its started jobs and open sessions are returned for the caller to end.
+struct LostNode {
+  NodeRow node;
+  size_t requeued = 0;
+  std::vector<JobRow> started_jobs;       // caller: finish as sandbox_error, reason "node lost: NODE"
+  std::vector<SessionRow> open_sessions;  // caller: close with reason "node lost: NODE"
+};
+
+struct ClaimOptions {
+  std::string node_id, now;
+  std::vector<std::string> warm_images;  // this node's
+  int64_t prefer_warm_ms = 200;          // see Store::claim_job
+};
+
+// Unfinished jobs: queued and unclaimed, claimed (still queued), running.
+struct QueueCounts {
+  int queued = 0, claimed = 0, running = 0;
 };
 
 struct VerifyReport {

@@ -149,6 +149,21 @@ void run_sweep(const Options& opt, const std::string& state) {
 
 // ---- 1. cost per job with one and with three workers ------------------------------------
 
+// Whether this airlock has the node key (forwarding between nodes): it is required in cluster
+// mode where it exists, an unknown key where it does not. `probe` is written and left for reuse.
+bool knows_node_key(const Options& opt, const std::string& probe) {
+  std::ofstream(probe) << "node_key = \"probe-probe-probe-probe-probe-probe-0\"\n";
+  ::chmod(probe.c_str(), 0600);
+  std::string out;
+  std::string cmd = opt.airlock + " serve --config " + probe + " --role no-such-role 2>&1";
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  return out.find("unknown key 'node_key'") == std::string::npos;
+}
+
 struct CostResult {
   int workers = 0, jobs = 0, succeeded = 0;
   double seconds = 0, nodes_cpu_s = 0, pg_cpu_s = 0, machine_cpu_s = 0;
@@ -165,9 +180,8 @@ CostResult cluster_run(const Options& opt, ClusterNet& net, int workers) {
   ::chmod(dir.c_str(), 0711);
   std::string content = dir + "/content", config = dir + "/airlock.toml";
   ::mkdir(content.c_str(), 0711);
-  {
-    std::ofstream(config) << "node_key = \"cluster-bench-node-key-0123456789abcdef\"\n";
-  }
+  if (knows_node_key(opt, config)) std::ofstream(config) << "node_key = \"cluster-bench-node-key-0123456789abcdef\"\n";
+  else std::ofstream(config) << "";
   TenantKey key;
   {
     auto s = airlock::store::Store::open(dir + "/data-0", {.database_url = db->local_url});

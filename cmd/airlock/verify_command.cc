@@ -15,16 +15,19 @@
 namespace {
 
 const char* const kVerifyUsage =
-    "usage: airlock verify [--data-dir DIR] [--database-url URL] [--checkpoints FILE --checkpoint-public-key PEM]\n"
+    "usage: airlock verify [--data-dir DIR] [--database-url URL] [--content-dir DIR]\n"
+    "                      [--checkpoints FILE --checkpoint-public-key PEM]\n"
     "  Recomputes every record chain. Exit 0: intact; exit 1: the problems found, one a line.\n"
     "  With --checkpoints, also checks every line's signature (PEM: the public key, or the\n"
     "  checkpoint key itself) and that each checkpoint's seq still has the signed hash, so a\n"
     "  chain recomputed after a rewrite is found too.\n"
-    "  DIR defaults to $AIRLOCK_DATA_DIR or /var/lib/airlock/service.\n";
+    "  DIR defaults to $AIRLOCK_DATA_DIR or /var/lib/airlock/service; --content-dir is the\n"
+    "  service's content_dir when it has one (the artifacts are checked there).\n";
 
 struct VerifyArgs {
   std::string data_dir = airlock::store::default_data_dir();
   std::string database_url;  // "": SQLite in data_dir
+  std::string content_dir;   // "": data_dir
   std::string checkpoints, public_key;
 };
 
@@ -41,6 +44,7 @@ std::string parse(const std::vector<std::string>& args, VerifyArgs& out) {
     }
     if (arg == "--data-dir") out.data_dir = value;
     else if (arg == "--database-url") out.database_url = value;
+    else if (arg == "--content-dir") out.content_dir = value;
     else if (arg == "--checkpoints") out.checkpoints = value;
     else if (arg == "--checkpoint-public-key") out.public_key = value;
     else return "unknown option " + arg;
@@ -130,6 +134,7 @@ int verify_command(const std::vector<std::string>& args) {
   }
   airlock::store::StoreOptions options = airlock::store::StoreOptions::defaults();
   options.database_url = a.database_url;
+  options.content_dir = a.content_dir;
   auto store = airlock::store::Store::open(a.data_dir, options);
   if (!store) {
     std::fprintf(stderr, "airlock: cannot open the store: %s\n", store.error().message().c_str());

@@ -866,7 +866,8 @@ void JobService::housekeeping_loop() {
       retry_unstored();
       next_retry = now + std::chrono::seconds(1);
     }
-    if (retention_due) {
+    // In a cluster the API nodes keep the store's retention; workers only run jobs.
+    if (retention_due && config_.role != Role::kWorker) {
       (void)run_retention();
       next_retention = now + std::chrono::seconds(config_.retention_interval_s);
     }

@@ -67,9 +67,12 @@ TEST_P(ClusterRoles, JobsSubmittedToTheApiRunOnTheWorkers) {
   cluster.add("worker", "w2", 2);
   auto api = cluster.client("api-1");
 
-  // wait_s answers when the worker has finished it.
+  // wait_s answers when the worker has finished it; its upload and output
+  // go through the shared content directory.
+  std::string input = upload(api, cluster.alpha, "in.txt", "uploaded-to-the-api\n");
   auto first = api.request("POST", "/v1/jobs",
-                           json{{"command", {"sh", "-c", "echo from-a-worker"}}, {"wait_s", 60}}.dump(),
+                           json{{"command", {"sh", "-c", "cp /inputs/in.txt /output/out.txt; echo from-a-worker"}},
+                                {"inputs", {input}}, {"wait_s", 60}}.dump(),
                            cluster.alpha.auth());
   ASSERT_EQ(first.status, 201) << first.body;
   json done = first.json();
@@ -77,6 +80,10 @@ TEST_P(ClusterRoles, JobsSubmittedToTheApiRunOnTheWorkers) {
   EXPECT_EQ(done["outcome"], "succeeded");
   std::string node = done["record"]["node"];
   EXPECT_TRUE(node == "w1" || node == "w2") << node;
+  auto download = api.request("GET", "/v1/jobs/" + done["id"].get<std::string>() + "/outputs/out.txt", "",
+                              cluster.alpha.auth());
+  EXPECT_EQ(download.status, 200);
+  EXPECT_EQ(download.body, "uploaded-to-the-api\n");
 
   std::vector<std::string> ids;
   for (int i = 0; i < 8; ++i) ids.push_back(submit(api, cluster.alpha, {{"command", {"sh", "-c", "sleep 1; echo job" + std::to_string(i)}}}));
@@ -106,6 +113,11 @@ TEST_P(ClusterRoles, JobsSubmittedToTheApiRunOnTheWorkers) {
   auto metrics = api.request("GET", "/metrics", "", {}).body;
   EXPECT_NE(metrics.find("airlock_nodes{state=\"up\"} 3"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("airlock_node_running_jobs{node=\"w1\"}"), std::string::npos) << metrics;
+  // One chain, written by two workers; the artifact is where the record says.
+  std::vector<std::string> verify = {"verify", "--data-dir", cluster.data_dir(), "--content-dir", cluster.content_dir()};
+  if (!o.database_url.empty()) verify.insert(verify.end(), {"--database-url", o.database_url});
+  auto v = run_airlock(verify);
+  EXPECT_EQ(v.status, 0) << v.out << v.err;
 }
 
 TEST_P(ClusterRoles, CancelOnTheApiReachesTheJobRunningOnAWorker) {

@@ -22,7 +22,9 @@
 #include "api/routes.h"
 #include "api/pool_routes.h"
 #include "api/ui_routes.h"
+#include "api/cluster_setup.h"
 #include "api/session_routes.h"
+#include "cluster/node_key.h"
 #include "sessions/session_service.h"
 #include "store/store.h"
 #include "api/usage_routes.h"
@@ -64,6 +66,13 @@ int serve_command(const std::vector<std::string>& args) {
   if (!config) {
     std::fprintf(stderr, "airlock: %s\n", config.error().message().c_str());
     return 125;
+  }
+  // Cluster mode needs the nodes' key (docs/sessions.md "Many machines"): checked before anything starts.
+  if (service::cluster_mode(*config)) {
+    if (auto key = cluster::resolve_node_key(config->node_key, config->node_key_file, true); !key) {
+      std::fprintf(stderr, "airlock: %s\n", key.error().message().c_str());
+      return 125;
+    }
   }
   if (::geteuid() != 0) {
     std::fprintf(stderr, "airlock: serve needs root (its jobs create namespaces and cgroups)\n");
@@ -154,9 +163,17 @@ int serve_command(const std::vector<std::string>& args) {
   mcp_options.listen_address = config->listen_address;
   mcp_options.event_keepalive_ms = static_cast<int>(config->event_keepalive_ms);
   mcp::McpRoute mcp_route(mcp_options);  // outlives the server: its calls end when the server stops
+  // A worker's listener is gated by the node key; an API node forwards session calls (and live job output).
+  auto node_http = service::NodeHttp::make(*config, **store, jobs, options, log_line);
+  if (!node_http) {
+    std::fprintf(stderr, "airlock: %s\n", node_http.error().message().c_str());
+    sessions.stop();
+    jobs.stop();
+    return 125;
+  }
   api::HttpServer server(options);
-  service::install_routes(server, jobs);
-  service::install_session_routes(server, jobs, sessions);
+  service::install_routes(server, jobs, (*node_http)->routing());
+  service::install_session_routes(server, jobs, sessions, (*node_http)->routing());
   service::PoolStatus pool_status{config->warm_pool, config->preloaded_pool, config->pool_images, {}};
   if (config->default_image != "host") pool_status.images.push_back(config->default_image);
   if (pool) {
@@ -189,6 +206,7 @@ int serve_command(const std::vector<std::string>& args) {
   // answering /healthz meanwhile), then it leaves the cluster.
   if (sig == SIGTERM && config->role == service::Role::kWorker) jobs.drain();
   server.stop();
+  (*node_http)->stop();  // forwarded requests end once their exchanges closed
   sessions.stop();
   jobs.stop();
   if (pool) (void)pool->stop();

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/cluster_routing.h"
 #include "api/route_helpers.h"
 
 namespace airlock::service {
@@ -9,7 +10,26 @@ namespace airlock::service {
 using api::HttpResponse;
 using json = nlohmann::json;
 
-void install_routes(api::HttpServer& server, JobService& service) {
+namespace {
+
+// A job's output as events, from this node: its live buffer, or the
+// store's replay of a finished job's.
+void job_events_here(JobService& service, const ExchangePtr& ex, const Caller& c, const std::string& id) {
+  auto buffer = service.output_stream(c, id);
+  if (!buffer) return answer(service, ex, from_error(buffer.error()));
+  auto from = resume_offset(service, ex);
+  if (!from) return;
+  service.metrics().request(200);
+  stream_events(ex, *buffer, *from, "end", "", [&service, c, id] {
+    auto j = service.job(c, id);
+    if (!j) return json{{"id", id}};
+    return json{{"id", id}, {"state", (*j)["state"]}, {"outcome", (*j)["outcome"]}};
+  });
+}
+
+}  // namespace
+
+void install_routes(api::HttpServer& server, JobService& service, const ClusterRouting* cluster) {
   server.route("GET", "/healthz", [&service](ExchangePtr ex) {
     auto health = service.health();  // cluster mode: the role, this node, every node
     answer(service, ex, HttpResponse::json(health["status"] == "ok" ? 200 : 503, health));
@@ -73,19 +93,15 @@ void install_routes(api::HttpServer& server, JobService& service) {
         const auto& p = ex->request().params;
         answer(service, ex, service.refuse_data_request(c, p.at("id"), p.at("request_id"), *body));
       });
-  add(server, service, "GET", "/v1/jobs/{id}/events", [&service](const ExchangePtr& ex, const Caller& c) {
+  add(server, service, "GET", "/v1/jobs/{id}/events", [&service, cluster](const ExchangePtr& ex, const Caller& c) {
     const auto& req = ex->request();
     std::string id = req.params.at("id");
-    auto buffer = service.output_stream(c, id);
-    if (!buffer) return answer(service, ex, from_error(buffer.error()));
-    auto from = resume_offset(service, ex);
-    if (!from) return;
-    service.metrics().request(200);
-    stream_events(ex, *buffer, *from, "end", "", [&service, c, id] {
-      auto j = service.job(c, id);
-      if (!j) return json{{"id", id}};
-      return json{{"id", id}, {"state", (*j)["state"]}, {"outcome", (*j)["outcome"]}};
-    });
+    if (cluster && cluster->job_place) {
+      if (auto no = c.lacks({"read", "admin"})) return answer(service, ex, from_error(*no));
+      if (auto from = resume_offset(service, ex); !from) return;
+      return forward_job_events(*cluster, ex, c, id, [&service, ex, c, id] { job_events_here(service, ex, c, id); });
+    }
+    job_events_here(service, ex, c, id);
   });
   add(server, service, "GET", "/v1/jobs/{id}/outputs/{name}", [&service](const ExchangePtr& ex, const Caller& c) {
     const auto& p = ex->request().params;

@@ -8,7 +8,9 @@
 
 namespace airlock::service {
 
-void install_routes(api::HttpServer& server, JobService& service);
+struct ClusterRouting;  // api/cluster_routing.h
+// `cluster` set (an API node): a running job's live output is forwarded to its worker.
+void install_routes(api::HttpServer& server, JobService& service, const ClusterRouting* cluster = nullptr);
 
 // The OpenAPI 3.1 document served at /openapi.json.
 const std::string& openapi_document();

@@ -157,6 +157,28 @@ std::optional<Event> EventStream::next(int timeout_ms) {
   }
 }
 
+std::string EventStream::read_rest(int timeout_ms, size_t max_bytes) {
+  std::string out;
+  if (!impl_) return out;
+  Impl& s = *impl_;
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!s.ended && out.size() < max_bytes) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    s.parser.get().body().data = s.chunk.data();
+    s.parser.get().body().size = s.chunk.size();
+    beast::error_code ec = run_op(s.ioc, s.socket, static_cast<int>(left.count()), [&](auto h) {
+      http::async_read_some(s.socket, s.buffer, s.parser, std::move(h));
+    });
+    size_t got = s.chunk.size() - s.parser.get().body().size;
+    out.append(s.chunk.data(), std::min(got, max_bytes - out.size()));
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == net::error::timed_out) break;
+    if (ec || s.parser.is_done()) s.ended = true;
+  }
+  return out;
+}
+
 void EventStream::close() {
   if (!impl_) return;
   beast::error_code ec;

@@ -39,6 +39,10 @@ class EventStream {
   // The next event, or nullopt on timeout or when the stream ended.
   std::optional<Event> next(int timeout_ms = 5000);
   bool ended() const;  // the server ended the stream (or the connection)
+  // The rest of the body as raw bytes, for a response that is not an event
+  // stream (an error, a 204): until it ends, `timeout_ms` passes or `max_bytes`
+  // arrived. Use instead of next(), not after it.
+  std::string read_rest(int timeout_ms, size_t max_bytes);
   // When bytes of the stream last arrived (events and comments alike, so a
   // keep-alive comment counts): a stream silent for longer than the server's
   // keep-alive interval allows is dead even if the connection looks open.

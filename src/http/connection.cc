@@ -487,6 +487,31 @@ void Connection::on_header(beast::error_code ec) {
     reply_error(400, "bad_request", parsed.error().what, has_body, keep);
     return;
   }
+  request_.method = info_.method;
+  request_.target = std::string(target);
+  request_.path = std::move(parsed->path);
+  request_.query = std::move(parsed->query);
+  request_.remote = remote_;
+  for (const auto& field : req) {
+    std::string name = lower(std::string_view(field.name_string().data(), field.name_string().size()));
+    std::string value(field.value().data(), field.value().size());
+    auto [it, inserted] = request_.headers.emplace(name, value);
+    if (!inserted) it->second += ", " + value;
+  }
+  if (core_->options.gate) {
+    std::optional<HttpResponse> refused;
+    try {
+      refused = core_->options.gate(request_);
+    } catch (const std::exception& e) {
+      info_.error = std::string("gate threw: ") + e.what();
+      refused = HttpResponse::error(500, "internal", "internal error");
+    }
+    if (refused) {
+      request_ = HttpRequest{};
+      send(std::move(*refused), !keep, has_body);
+      return;
+    }
+  }
   RouteTable::Lookup found = core_->table.find(info_.method, parsed->segments);
   if (found.outcome == RouteTable::Outcome::kNotFound) {
     reply_error(404, "not_found", "no such endpoint: " + info_.path, has_body, keep);
@@ -508,17 +533,7 @@ void Connection::on_header(beast::error_code ec) {
     return;
   }
 
-  request_.method = info_.method;
-  request_.path = std::move(parsed->path);
-  request_.query = std::move(parsed->query);
   request_.params = std::move(found.params);
-  request_.remote = remote_;
-  for (const auto& field : req) {
-    std::string name = lower(std::string_view(field.name_string().data(), field.name_string().size()));
-    std::string value(field.value().data(), field.value().size());
-    auto [it, inserted] = request_.headers.emplace(name, value);
-    if (!inserted) it->second += ", " + value;
-  }
 
   if (!has_body) {
     dispatch();

@@ -25,6 +25,7 @@ namespace airlock::api {
 
 struct HttpRequest {
   std::string method;                          // "GET", ...
+  std::string target;                          // the request target as received ("/v1/x?a=%20")
   std::string path;                            // decoded path without query
   std::map<std::string, std::string> query;    // decoded query params (last wins)
   std::map<std::string, std::string> params;   // from the route pattern, e.g. {id}
@@ -116,6 +117,12 @@ struct ServerOptions {
   // An event stream with nothing to send for this long gets the comment
   // ": keep-alive" (0: never), so clients can tell silence from a dead link.
   int event_keepalive_ms = 15000;
+  // Runs on the I/O thread for every request once its header is parsed,
+  // before routing (so it also hides which paths exist): a response it
+  // returns is sent instead, the body never read (the connection then
+  // closes). Empty: every request is routed. Request has method, target,
+  // path, query, headers and remote; no params.
+  std::function<std::optional<HttpResponse>(const HttpRequest&)> gate;
 };
 
 class HttpServer {

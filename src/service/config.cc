@@ -202,7 +202,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
       "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
       "pool_images", "pdf_check_image", "rates", "checkpoint_key", "checkpoint_file", "checkpoint_interval_s",
       "data_requests_per_job", "data_request_bytes", "role", "node_id", "node_address", "node_lease_ms",
-      "heartbeat_ms", "content_dir"};
+      "heartbeat_ms", "content_dir", "node_key", "node_key_file"};
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");
@@ -238,6 +238,10 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
         c.checkpoint_key = toml::get<std::string>(value);
       } else if (key == "checkpoint_file") {
         c.checkpoint_file = toml::get<std::string>(value);
+      } else if (key == "node_key") {
+        c.node_key = toml::get<std::string>(value);
+      } else if (key == "node_key_file") {
+        c.node_key_file = toml::get<std::string>(value);
       } else if (key == "egress_hosts") {
         c.egress_hosts = toml::get<std::string>(value);
       } else if (key == "egress_ca") {
@@ -342,6 +346,9 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == "--node-key" || a.starts_with("--node-key="))
+      return fail("the node key is never a flag (any local user reads flags in /proc): put node_key or "
+                  "node_key_file in the configuration file");
     if (i + 1 >= args.size()) return fail("option " + a + " needs a value (see airlock serve --help)");
     const std::string& v = args[++i];
     if (a == "--config") continue;

@@ -125,6 +125,11 @@ struct ServiceConfig {
   std::string checkpoint_key;
   std::string checkpoint_file;
   uint64_t checkpoint_interval_s = 300;
+  // Many machines (docs/sessions.md "Many machines"): the secret every node shares, inline or
+  // in a file of its own (mode 0600); never a flag. Required for role api
+  // and worker (cluster/node_key.h resolves and checks it at start).
+  std::string node_key;
+  std::string node_key_file;
   // [rates]: what usage costs (docs/usage.md, GET /v1/usage).
   usage::RateCard rates;
 };

@@ -5,6 +5,8 @@
 
 #include "service/config.h"
 
+#include "cluster/node_key.h"
+
 namespace airlock::service {
 namespace {
 
@@ -80,8 +82,15 @@ Status finish_cluster_config(ServiceConfig& c, const std::string& hostname) {
   return {};
 }
 
-// The forward branch requires node_key here in cluster mode; until then
-// nothing is checked.
-Status check_node_key(const ServiceConfig&) { return {}; }
+// What the configuration alone tells of the node key (cluster/node_key.h):
+// not both node_key and node_key_file, and an inline key that is usable.
+// That cluster mode has one (and node_key_file's content) is checked when
+// `airlock serve` starts (cluster::resolve_node_key), before it listens.
+Status check_node_key(const ServiceConfig& c) {
+  if (!c.node_key.empty() && !c.node_key_file.empty())
+    return fail("configuration: node_key and node_key_file both set; use one");
+  if (!c.node_key.empty()) return cluster::check_node_key(c.node_key);
+  return {};
+}
 
 }  // namespace airlock::service

@@ -37,6 +37,7 @@ Status JobService::start_cluster() {
     cluster::PulseState s;
     s.draining = draining_.load();
     s.running = running_count_.load();
+    s.sessions = static_cast<int>(metrics_.sessions_open());  // placement reads it (cluster/placement.h)
     return s;
   };
   hooks.cancel = [this](const std::vector<std::string>& ids) { cancel_requested(ids); };

@@ -46,6 +46,13 @@ void Metrics::session_opened() {
   ++sessions_opened_;
 }
 
+size_t Metrics::sessions_open() const {
+  std::lock_guard lock(mu_);
+  uint64_t closed = 0;
+  for (const auto& [reason, n] : sessions_by_reason_) closed += n;
+  return sessions_opened_ >= closed ? sessions_opened_ - closed : 0;
+}
+
 void Metrics::session_closed(const std::string& reason) {
   std::lock_guard lock(mu_);
   ++sessions_by_reason_[reason];

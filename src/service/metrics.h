@@ -31,6 +31,7 @@ class Metrics {
   void session_opened();
   void session_closed(const std::string& reason);
   void session_call(const std::string& status, double seconds);
+  size_t sessions_open() const;  // opened here and not closed yet (a worker's heartbeat)
   // `queued`, `running`: gauges read at render time.
   std::string render(size_t queued, size_t running) const;
 

@@ -82,14 +82,8 @@ Status SessionService::start() {
   for (const auto& row : *left) {
     // In a cluster, other nodes' sessions are theirs (a lost node's are closed by the sweep).
     if (cluster_mode(config_) && row.node_id != config_.node_id) continue;
-    auto calls = store_.session_calls(row.id);
-    json list = json::array();
-    if (calls)
-      for (const auto& c : *calls) list.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
-    std::string at = jobs::now_rfc3339();
-    json events = json::array({{{"event", "lost"}, {"at", at}, {"why", "the service ended while the session was open"}}});
-    json record = session_record(row, at, "service_restarted", list, events);
-    (void)store_.close_session(row.id, "service_restarted", at, record.dump());
+    (void)close_unheld(row, "service_restarted", cluster_mode(config_) ? config_.node_id : "",
+                       "the service ended while the session was open");
   }
   // With the service's preloaded pool on, sessions too start from a
   // preloaded interpreter: one of their own, in this process (the pool's
@@ -106,6 +100,36 @@ Status SessionService::start() {
   }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
+}
+
+Status SessionService::close_unheld(const store::SessionRow& row, const std::string& reason, const std::string& node,
+                                    const std::string& why) {
+  auto calls = store_.session_calls(row.id);
+  json list = json::array();
+  if (calls)
+    for (const auto& c : *calls) list.push_back(parse_json_or_discarded(c.call_json, kMaxStoredJsonDepth));
+  std::string at = jobs::now_rfc3339();
+  json lost = {{"event", "lost"}, {"at", at}, {"why", why}};
+  if (!node.empty()) lost["node"] = node;
+  json record = session_record(row, at, reason, list, json::array({lost}));
+  if (!node.empty()) record["node"] = node;
+  auto closed = store_.close_session(row.id, reason, at, record.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (!closed) return std::unexpected(closed.error());
+  return {};
+}
+
+size_t SessionService::open_count() {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [id, s] : sessions_) n += !s->closed();
+  return n;
+}
+
+ApiResult<std::string> SessionService::open_node_of(const Caller& c, const std::string& id) {
+  auto row = readable_row(c, id);
+  if (!row) return internal(row.error().message());
+  if (!*row || (*row)->state != "open") return std::string();
+  return (*row)->node_id;
 }
 
 void SessionService::stop() {
@@ -247,6 +271,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   row.key_id = c.key.id;
   row.request_json = session_request_json(*request).dump();
   row.created_at = jobs::now_rfc3339();
+  if (cluster_mode(config_)) row.node_id = config_.node_id;  // API nodes forward its calls here
   {
     std::lock_guard lock(mu_);
     if (stopping_) return reply(api_error(503, "stopping", "the service is stopping"));
@@ -533,6 +558,7 @@ json SessionService::record_of(LiveSession& s) {
   json record = session_record(s.row(), s.closed_at(), s.close_reason(), calls, s.notes());
   record["data_requests"] = std::move(requests);
   if (!s.start().empty()) record["start"] = s.start();  // "preloaded" or "cold"; none: it never opened
+  if (cluster_mode(config_)) record["node"] = config_.node_id;  // the worker that kept it
   return record;
 }
 

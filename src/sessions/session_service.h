@@ -48,6 +48,19 @@ class SessionService {
   Status start();
   void stop();  // closes every open session ("service_stopped")
 
+  // Closes a session this process does not hold (a lost node's, or one a
+  // previous life of this node left): its record from the stored calls, an
+  // event "lost" saying why, `node` named in the record, and the row closed
+  // with `reason` ("node lost: w1"). A row closed meanwhile is left as it is.
+  Status close_unheld(const store::SessionRow& row, const std::string& reason, const std::string& node,
+                      const std::string& why);
+  size_t open_count();  // sessions this process holds open (a worker's heartbeat)
+  // On an API node: the node that keeps session `id` while it is open and
+  // the caller may read it (its tenant's, or any with the admin scope);
+  // "" when it is closed or unknown, so the route answers from the store
+  // (404, its closed view, 409 session_closed) as on one machine.
+  ApiResult<std::string> open_node_of(const Caller& c, const std::string& id);
+
   using Reply = std::function<void(ApiResult<nlohmann::json>)>;
 
   // Answers once the sandbox is ready (or could not be made).

@@ -41,7 +41,8 @@ uint16_t free_port() {
 ClusterNodes::ClusterNodes(ClusterOptions options)
     : options_(std::move(options)), data_(dir_.sub("data")), content_(dir_.sub("content")), config_(dir_.sub("cluster.toml")) {
   std::string toml = "node_lease_ms = " + std::to_string(options_.node_lease_ms) +
-                     "\nheartbeat_ms = " + std::to_string(options_.heartbeat_ms) + "\n";
+                     "\nheartbeat_ms = " + std::to_string(options_.heartbeat_ms) + "\nnode_key = \"" + kTestNodeKey +
+                     "\"\n";
   if (!sys::write_file(config_, toml)) throw std::runtime_error("write " + config_);
   store::StoreOptions so = store::StoreOptions::defaults();
   so.database_url = options_.database_url;

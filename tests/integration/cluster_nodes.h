@@ -20,6 +20,9 @@
 
 namespace airlock::testing {
 
+// The nodes' shared key (cluster/node_key.h), in every node's configuration.
+inline constexpr const char* kTestNodeKey = "cluster-test-node-key-0123456789abcdef";
+
 struct ClusterOptions {
   std::string database_url;  // "": SQLite in the shared data_dir
   uint64_t node_lease_ms = 1500;

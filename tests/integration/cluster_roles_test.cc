@@ -173,7 +173,7 @@ TEST_P(ClusterRoles, SigtermDrainsAWorker) {
     EXPECT_EQ(wait_for_job(api, cluster.alpha, id, "queued", 1000)["state"], "queued") << id;
   json h = api.request("GET", "/healthz", "", {}).json();
   for (const auto& n : h["nodes"])
-    if (n["id"] == "w1") EXPECT_EQ(n["state"], "left") << h.dump(2);
+    if (n["id"] == "w1") { EXPECT_EQ(n["state"], "left") << h.dump(2); }
   // The other worker runs what w1 left.
   cluster.add("worker", "w2", 1);
   for (const auto& id : {later1, later2}) {
@@ -211,7 +211,7 @@ TEST_P(ClusterRoles, SigkillOfAWorkerEndsItsRunningJobAsNodeLost) {
   EXPECT_EQ(cluster.events("node_lost").size(), 1u);
   json h = api.request("GET", "/healthz", "", {}).json();
   for (const auto& n : h["nodes"])
-    if (n["id"] == "w1") EXPECT_EQ(n["state"], "lost") << h.dump(2);
+    if (n["id"] == "w1") { EXPECT_EQ(n["state"], "lost") << h.dump(2); }
   auto metrics = api.request("GET", "/metrics", "", {}).body;
   EXPECT_NE(metrics.find("airlock_nodes{state=\"lost\"} 1"), std::string::npos) << metrics;
   expect_each_job_started_once(cluster);

@@ -51,7 +51,7 @@ class ClusterSessions : public ::testing::Test {
 TEST_F(ClusterSessions, ASessionThroughTheApiRunsOnTheWorkerAndClosesNodeLostWhenItDies) {
   cluster.add("worker", "w1");
   cluster.add("api", "a1");
-  const uint16_t api_port = cluster.node("a1").port, worker_port = cluster.node("w1").port;
+  const uint16_t api_port = cluster.node("a1").port; [[maybe_unused]] const uint16_t worker_port = cluster.node("w1").port;
   HttpClient http(api_port, 90'000);
   auto alpha_ = cluster.alpha.auth();
 
@@ -79,7 +79,7 @@ TEST_F(ClusterSessions, ASessionThroughTheApiRunsOnTheWorkerAndClosesNodeLostWhe
 
   // Its output stream, through the API, as it comes.
   auto printing = http.request("POST", "/v1/sessions/" + sid + "/execs",
-                               R"({"code":"import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.2)"})",
+                               R"j({"code":"import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.2)"})j",
                                alpha_);
   ASSERT_EQ(printing.status, 201) << printing.body;
   std::string xid = printing.json()["id"];

@@ -136,10 +136,9 @@ class Cluster {
     return h;
   }
 
-  // `airlock verify` of the chains and of the artifacts they name. verify has no
-  // --content-dir: its data dir is where artifacts/ is, here the shared content dir.
+  // `airlock verify` of the chains and of the artifacts they name (in the shared content dir).
   Ran verify() const {
-    return run_airlock({"verify", "--data-dir", content_, "--database-url", db_.local_url});
+    return run_airlock({"verify", "--data-dir", data_dir(0), "--content-dir", content_, "--database-url", db_.local_url});
   }
 
   std::vector<Key> keys;

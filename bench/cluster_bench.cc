@@ -177,6 +177,11 @@ CostResult cluster_run(const Options& opt, ClusterNet& net, int workers) {
   char tmpl[] = "/tmp/airlock-cluster-bench-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
   std::string dir = tmpl;
+  // Removed however the run ends (a node that does not start throws).
+  struct Remove {
+    std::string path;
+    ~Remove() { (void)airlock::sys::remove_tree(path); }
+  } remove{dir};
   ::chmod(dir.c_str(), 0711);
   std::string content = dir + "/content", config = dir + "/airlock.toml";
   ::mkdir(content.c_str(), 0711);
@@ -244,7 +249,6 @@ CostResult cluster_run(const Options& opt, ClusterNet& net, int workers) {
   pg->reset();
   for (int i = workers; i >= 0; --i) net.stop(i);
   for (int i = 0; i <= workers; ++i) run_sweep(opt, dir + "/state-" + (i == 0 ? std::string("api0") : "w" + std::to_string(i)));
-  (void)airlock::sys::remove_tree(dir);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "base/result.h"
 #include "base/unique_fd.h"
@@ -16,5 +17,11 @@ namespace airlock::sys {
 // setns(pidfd, CLONE_NEWNET), so no thread of the caller changes namespace.
 // Needs CAP_SYS_ADMIN over that namespace (root on the host).
 Result<UniqueFd> listen_in_netns(int pidfd, uint16_t port, int backlog = 128);
+
+// TCP, blocking, connected to IPv4 `address`:`port` from inside the network
+// namespace `ns_fd` names (a pidfd, or an open /run/netns/NAME), within
+// `timeout_ms`. The same short-lived thread as above makes the socket; the
+// connection stays in that namespace whoever uses it afterwards.
+Result<UniqueFd> connect_in_netns(int ns_fd, const std::string& address, uint16_t port, int timeout_ms = 5000);
 
 }  // namespace airlock::sys

@@ -51,7 +51,7 @@ class ClusterSessions : public ::testing::Test {
 TEST_F(ClusterSessions, ASessionThroughTheApiRunsOnTheWorkerAndClosesNodeLostWhenItDies) {
   cluster.add("worker", "w1");
   cluster.add("api", "a1");
-  const uint16_t api_port = cluster.node("a1").port, worker_port = cluster.node("w1").port;
+  const uint16_t api_port = cluster.node("a1").port; [[maybe_unused]] const uint16_t worker_port = cluster.node("w1").port;
   HttpClient http(api_port, 90'000);
   auto alpha_ = cluster.alpha.auth();
 

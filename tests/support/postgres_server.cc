@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -47,6 +48,7 @@ std::string find_bin() {
 struct RunAs {
   uid_t uid = ::geteuid();
   gid_t gid = ::getegid();
+  std::string netns;  // named network namespace to enter first, "" = stay
 };
 
 // As root: the postgres system user the Debian package makes, else nobody.
@@ -76,6 +78,10 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, RunAs as, const std::s
     }
     int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0) ::dup2(null, 0);
+    if (!as.netns.empty()) {  // before giving up root: setns needs CAP_SYS_ADMIN
+      int ns = ::open(("/run/netns/" + as.netns).c_str(), O_RDONLY | O_CLOEXEC);
+      if (ns < 0 || ::setns(ns, CLONE_NEWNET) != 0) ::_exit(125);
+    }
     if (::geteuid() == 0 && as.uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) ::_exit(126);
     }
@@ -145,12 +151,21 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::start(Options options) {
   AIRLOCK_TRY(run({bin + "/initdb", "-D", data, "-U", "airlock", "--auth=trust", "-E", "UTF8",
                    "--locale=C", "--no-sync", "--no-instructions"},
                   as, log));
-  auto port = free_port();
+  if (!options.trust_network.empty()) {
+    // The network is the test's own (a namespace it made): no one else is on it.
+    std::ofstream hba(data + "/pg_hba.conf", std::ios::app);
+    hba << "host all all " << options.trust_network << " trust\n";
+    if (!hba.flush()) return fail("append to " + data + "/pg_hba.conf");
+  }
+  auto port = free_port();  // of the host's loopback; in a namespace of the test's own, free too
   if (!port) return std::unexpected(port.error());
   s->port_ = *port;
-  std::vector<std::string> argv = {bin + "/postgres", "-D", data, "-h", "127.0.0.1",
+  s->address_ = options.listen_address;
+  s->sock_ = sock;
+  as.netns = options.netns;
+  std::vector<std::string> argv = {bin + "/postgres", "-D", data, "-h", s->address_,
                                    "-p", std::to_string(s->port_), "-k", sock,
-                                   "-c", "max_connections=40", "-c", "shared_buffers=32MB"};
+                                   "-c", "max_connections=" + std::to_string(options.max_connections), "-c", "shared_buffers=32MB"};
   if (!options.durable) argv.insert(argv.end(), {"-c", "fsync=off", "-c", "synchronous_commit=off",
                                                  "-c", "full_page_writes=off"});
   auto pid = spawn(argv, as, log);
@@ -158,7 +173,7 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::start(Options options) {
   s->pid_ = *pid;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (true) {
-    if (auto c = store::open_postgres(s->url("postgres")); c) break;
+    if (auto c = store::open_postgres(s->local_url("postgres")); c) break;
     int status = 0;
     if (::waitpid(s->pid_, &status, WNOHANG) == s->pid_) {
       s->pid_ = -1;
@@ -192,7 +207,12 @@ PostgresServer::~PostgresServer() {
 }
 
 std::string PostgresServer::url(const std::string& database) const {
-  return "postgresql://airlock@127.0.0.1:" + std::to_string(port_) + "/" + database;
+  return "postgresql://airlock@" + address_ + ":" + std::to_string(port_) + "/" + database;
+}
+
+std::string PostgresServer::local_url(const std::string& database) const {
+  // libpq: a host that is a directory names the socket's directory; the port names the socket file.
+  return "postgresql://airlock@/" + database + "?host=" + sock_ + "&port=" + std::to_string(port_);
 }
 
 std::unique_ptr<PostgresServer> PostgresServer::attach(int port) {
@@ -202,7 +222,8 @@ std::unique_ptr<PostgresServer> PostgresServer::attach(int port) {
 }
 
 Result<std::string> PostgresServer::create_database() {
-  auto c = store::open_postgres(url("postgres"));
+  // An attached fixture server has no socket directory of ours: its TCP address.
+  auto c = store::open_postgres(sock_.empty() ? url("postgres") : local_url("postgres"));
   if (!c) return std::unexpected(c.error());
   // Many test processes share the fixture's server: a random tag per process
   // keeps their names apart (a pid can come back within one run).

@@ -1,5 +1,6 @@
 // A real PostgreSQL server for tests: initdb into a temporary directory, the
-// server started on a free loopback port with its socket in that directory,
+// server started on a free loopback port (or an address of a network
+// namespace the test made) with its socket in that directory,
 // a fresh database per test, and all of it stopped (by pid) and removed when
 // the server object goes. As root the server runs as the `postgres` system
 // user (or nobody): PostgreSQL refuses to run as root.
@@ -20,6 +21,15 @@ class PostgresServer {
     // fsync and synchronous_commit on (the benchmark compares durable commits);
     // tests run with fsync off, which only weakens durability against a power loss.
     bool durable = false;
+    // The TCP address it listens on, and the named network namespace
+    // (/run/netns/NAME) it runs in: "" = the caller's. The test process itself
+    // talks to it over its unix socket, which no network namespace hides.
+    std::string listen_address = "127.0.0.1";
+    std::string netns;
+    // Clients of this network (CIDR, e.g. "10.1.2.0/24") are trusted as on
+    // loopback; "" = loopback and the unix socket only, initdb's default.
+    std::string trust_network;
+    int max_connections = 40;  // a cluster of nodes, each with its pool and listener, needs more
   };
   // Fails (kNotFound) when no /usr/lib/postgresql/*/bin/initdb exists.
   static Result<std::unique_ptr<PostgresServer>> start(Options options);
@@ -31,9 +41,14 @@ class PostgresServer {
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
 
-  // Creates a new, empty database and returns its postgresql:// URL.
+  // Creates a new, empty database and returns its postgresql:// URL (TCP, on
+  // the listen address).
   Result<std::string> create_database();
   std::string url(const std::string& database) const;
+  // The same database over the unix socket: for the test process when the
+  // server runs in a network namespace it cannot reach over TCP.
+  std::string local_url(const std::string& database) const;
+  int port() const { return port_; }
   pid_t pid() const { return pid_; }
   int port() const { return port_; }
   const std::string& dir() const { return dir_; }
@@ -42,6 +57,8 @@ class PostgresServer {
   PostgresServer() = default;
   std::string dir_;  // removed at the end
   std::string bin_;
+  std::string address_ = "127.0.0.1";
+  std::string sock_;  // the unix socket's directory
   int port_ = 0;
   pid_t pid_ = -1;
   int next_db_ = 0;

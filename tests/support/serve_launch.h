@@ -1,6 +1,7 @@
 // Starting an `airlock serve` for tests and benchmarks: stdout to a pipe,
 // stderr to a log file, and its port read from the first line it prints,
-// "airlock serve: listening on http://127.0.0.1:PORT (...)".
+// "airlock serve: listening on http://HOST:PORT (...)"; optionally inside a
+// named network namespace.
 #pragma once
 
 #include <sys/types.h>
@@ -19,7 +20,10 @@ struct LaunchedServe {
 
 // `argv` is the whole command line (argv[0] the airlock binary). The log is
 // opened with O_WRONLY | O_CREAT | `log_flags` (O_APPEND or O_TRUNC) and `log_mode`.
+// With `netns` set, the child enters /run/netns/NETNS (setns, nothing else)
+// before exec: unlike `ip netns exec`, which remounts /sys in a mount namespace
+// of its own and so hides the host's cgroup hierarchies from airlock.
 LaunchedServe launch_serve(std::vector<std::string> argv, const std::string& log_path, int log_flags,
-                           mode_t log_mode);
+                           mode_t log_mode, const std::string& netns = "");
 
 }  // namespace airlock::testing

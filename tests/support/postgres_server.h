@@ -50,7 +50,6 @@ class PostgresServer {
   std::string local_url(const std::string& database) const;
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
-  int port() const { return port_; }
   const std::string& dir() const { return dir_; }
 
  private:

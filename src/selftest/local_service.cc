@@ -88,7 +88,9 @@ Result<std::unique_ptr<LocalService>> LocalService::start(const std::string& air
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return fail_errno("pipe");
   std::vector<std::string> args = {airlock_binary, "serve", "--config", config_file, "--listen", "127.0.0.1:0",
-                                   "--data-dir", s->data_dir_, "--state-dir", s->state_dir_};
+                                   "--data-dir", s->data_dir_, "--state-dir", s->state_dir_,
+                                   // A configuration's shared content_dir (a cluster's) is not the selftest's to write.
+                                   "--content-dir", s->data_dir_};
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return fail_errno("fork");

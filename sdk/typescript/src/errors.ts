@@ -52,6 +52,8 @@ export class ServerError extends AirlockApiError { override name = "ServerError"
 export class BadJsonError extends BadRequestError { override name = "BadJsonError"; }
 export class BadNameError extends BadRequestError { override name = "BadNameError"; }
 export class BadPathError extends BadRequestError { override name = "BadPathError"; }
+/** 403 worker_node: a worker node answers only what an API node forwards. */
+export class WorkerNodeError extends ForbiddenError { override name = "WorkerNodeError"; }
 export class InputRejectedError extends BadRequestError { override name = "InputRejectedError"; }
 export class TypeNotAllowedError extends BadRequestError { override name = "TypeNotAllowedError"; }
 /** 409 busy: the session has 16 calls waiting already, or began closing. */
@@ -80,6 +82,12 @@ export class ServerBusyError extends ServerError { override name = "ServerBusyEr
 /** 503 unavailable / stopping: the service is stopping. */
 export class UnavailableError extends ServerError { override name = "UnavailableError"; }
 export class StoppingError extends UnavailableError { override name = "StoppingError"; }
+/** 503 no_worker: no worker node of the cluster has a free session slot now. */
+export class NoWorkerError extends UnavailableError { override name = "NoWorkerError"; }
+/** 502 node_unreachable: the API node could not reach the worker node holding the session or job. */
+export class NodeUnreachableError extends ServerError { override name = "NodeUnreachableError"; }
+/** 504 node_timeout: the worker node holding the session or job did not answer in time. */
+export class NodeTimeoutError extends ServerError { override name = "NodeTimeoutError"; }
 /** 507: the service's disk is full; nothing was stored. */
 export class InsufficientStorageError extends ServerError { override name = "InsufficientStorageError"; }
 
@@ -101,6 +109,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ApiErrorClass>> = {
   "400 type_not_allowed": TypeNotAllowedError,
   "401 unauthenticated": UnauthenticatedError,
   "403 forbidden": ForbiddenError,
+  "403 worker_node": WorkerNodeError,
   "404 not_found": NotFoundError,
   "405 method_not_allowed": MethodNotAllowedError,
   "409 busy": SessionBusyError,
@@ -123,6 +132,9 @@ export const ERROR_CLASSES: Readonly<Record<string, ApiErrorClass>> = {
   "503 busy": ServerBusyError,
   "503 unavailable": UnavailableError,
   "503 stopping": StoppingError,
+  "503 no_worker": NoWorkerError,
+  "502 node_unreachable": NodeUnreachableError,
+  "504 node_timeout": NodeTimeoutError,
   "507 insufficient_storage": InsufficientStorageError,
 };
 

@@ -11,7 +11,7 @@ from .client import OPERATIONS, Client
 from .errors import (
     AirlockError, ApiError, BadRequest, BadJson, BadName, BadPath, InputRejected, TypeNotAllowed,
     Unauthenticated, Forbidden, ForbiddenOrigin, NotFound, Conflict, Busy, NotFinished, NotPublishable,
-    SessionClosed, Starting, NotAFile, NotADirectory, AlreadyAnswered, NotInputRequested, TooLarge, BodyTooLarge, StorageQuota,
+    SessionClosed, Starting, NotAFile, NotADirectory, AlreadyAnswered, NotInputRequested, WorkerNode, NoWorker, NodeUnreachable, NodeTimeout, TooLarge, BodyTooLarge, StorageQuota,
     SnapshotRefused, HeaderTooLarge, TooManyRequests, Overloaded, TooManySessions, ServerError,
     InternalError, SandboxError, Unavailable, Stopping, InsufficientStorage, AirlockTimeout,
     ConnectionFailed, StreamError, IntegrityError,
@@ -26,7 +26,7 @@ __all__ = [
     "OPERATIONS", "ERRORS", "Client", "Job", "Session", "CallResult", "DataRequest", "Event", "EventStream",
     "AirlockError", "ApiError", "BadRequest", "BadJson", "BadName", "BadPath", "InputRejected",
     "TypeNotAllowed", "Unauthenticated", "Forbidden", "ForbiddenOrigin", "NotFound", "Conflict", "Busy", "NotFinished",
-    "NotPublishable", "SessionClosed", "Starting", "NotAFile", "NotADirectory", "AlreadyAnswered", "NotInputRequested", "TooLarge",
+    "NotPublishable", "SessionClosed", "Starting", "NotAFile", "NotADirectory", "AlreadyAnswered", "NotInputRequested", "WorkerNode", "NoWorker", "NodeUnreachable", "NodeTimeout", "TooLarge",
     "BodyTooLarge", "StorageQuota", "SnapshotRefused", "HeaderTooLarge", "TooManyRequests",
     "Overloaded", "TooManySessions", "ServerError", "InternalError", "SandboxError", "Unavailable",
     "Stopping", "InsufficientStorage", "AirlockTimeout", "ConnectionFailed", "StreamError",

@@ -63,6 +63,10 @@ class ForbiddenOrigin(Forbidden):
     """/mcp refused a request whose Origin or Host is not loopback (DNS rebinding protection)."""
 
 
+class WorkerNode(Forbidden):
+    """A worker node of a cluster answers only what an API node forwards: send requests to an API node."""
+
+
 class NotFound(ApiError):
     """No such object for this tenant (another tenant's objects answer the same)."""
 
@@ -167,6 +171,18 @@ class Stopping(Unavailable):
     """The service is stopping."""
 
 
+class NoWorker(Unavailable):
+    """No worker node of the cluster has a free session slot now; try again."""
+
+
+class NodeUnreachable(ServerError):
+    """The API node could not reach the worker node that holds the session or job (502)."""
+
+
+class NodeTimeout(ServerError):
+    """The worker node that holds the session or job did not answer in time (504)."""
+
+
 class InsufficientStorage(ServerError):
     """The service's disk is full; nothing was stored, try again later."""
 
@@ -199,6 +215,7 @@ ERRORS = {
     "unauthenticated": Unauthenticated,
     "forbidden": Forbidden,
     "forbidden_origin": ForbiddenOrigin,
+    "worker_node": WorkerNode,
     "not_found": NotFound,
     "busy": Busy,
     "not_finished": NotFinished,
@@ -220,6 +237,9 @@ ERRORS = {
     "sandbox_error": SandboxError,
     "unavailable": Unavailable,
     "stopping": Stopping,
+    "no_worker": NoWorker,
+    "node_unreachable": NodeUnreachable,
+    "node_timeout": NodeTimeout,
     "insufficient_storage": InsufficientStorage,
 }
 

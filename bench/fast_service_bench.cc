@@ -38,18 +38,11 @@
 #include "support/http_client.h"
 #include "support/serve_launch.h"
 #include "sys/remove_tree.h"
+#include "service_load.h"
 
-using Clock = std::chrono::steady_clock;
+using namespace airlock::bench;
 
 namespace {
-
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 struct Options {
   std::string airlock;
@@ -129,76 +122,6 @@ void stop_daemon(Daemon& d) {
     ::waitpid(*p, nullptr, 0);  // a pool removes its unused sandboxes before it exits
     *p = -1;
   }
-}
-
-std::string start_of(const airlock::testing::Response& r) {
-  if (r.status != 201) return "http " + std::to_string(r.status);
-  try {
-    auto j = r.json();
-    if (j.value("outcome", "") != "succeeded") return "outcome " + j.value("outcome", "?");
-    return j["record"]["sandbox"].value("start", "?");
-  } catch (...) {
-    return "bad json";
-  }
-}
-
-void sleep_ms(int ms) {
-  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-}
-
-struct Throughput {
-  int done = 0;
-  double seconds = 0;
-  double cpu_s = 0;  // busy CPU time of the whole machine during the window
-  std::map<std::string, int> starts;
-};
-
-// Busy CPU seconds of the whole machine so far (/proc/stat: all but idle and iowait).
-double machine_busy_s() {
-  FILE* f = std::fopen("/proc/stat", "r");
-  if (!f) return 0;
-  unsigned long long v[10] = {};
-  int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                      &v[5], &v[6], &v[7], &v[8], &v[9]);
-  std::fclose(f);
-  if (n < 8) return 0;
-  unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];  // user nice system irq softirq steal
-  return static_cast<double>(busy) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-Throughput throughput(const Daemon& d, const std::string& body, int clients, int seconds) {
-  std::mutex mu;
-  Throughput t;
-  double busy0 = machine_busy_s();
-  auto started = Clock::now();
-  auto until = started + std::chrono::seconds(seconds);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < clients; ++i) {
-    threads.emplace_back([&] {
-      airlock::testing::HttpClient h(d.port, 120'000);
-      while (Clock::now() < until) {
-        auto r = h.request("POST", "/v1/jobs", body, {{"authorization", d.auth}});
-        if (r.status == 429) {
-          sleep_ms(20);
-          continue;
-        }
-        std::string s = start_of(r);
-        std::lock_guard lock(mu);
-        ++t.starts[s];
-        if (s == "cold" || s == "warm" || s == "preloaded") ++t.done;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  t.seconds = ms_since(started) / 1000;
-  t.cpu_s = machine_busy_s() - busy0;
-  return t;
-}
-
-std::string starts_text(const std::map<std::string, int>& m) {
-  std::string s;
-  for (auto& [k, v] : m) s += (s.empty() ? "" : ", ") + std::to_string(v) + " " + k;
-  return s;
 }
 
 }  // namespace
@@ -299,9 +222,9 @@ int main(int argc, char** argv) {
     std::printf("| job | daemon | jobs | seconds | jobs/s | ratio | CPU ms per job | started as |\n"
                 "|---|---|---:|---:|---:|---:|---:|---|\n");
     for (const Load& load : loads) {
-      Throughput tc = throughput(cold, load.body, opt.clients, opt.seconds);
+      Throughput tc = throughput(cold.port, cold.auth, load.body, opt.clients, opt.seconds);
       sleep_ms(500);
-      Throughput tp = throughput(pool, load.body, opt.clients, opt.seconds);
+      Throughput tp = throughput(pool.port, pool.auth, load.body, opt.clients, opt.seconds);
       sleep_ms(500);
       double rc = tc.done / tc.seconds, rp = tp.done / tp.seconds;
       auto cpu_ms = [](const Throughput& t) { return t.done ? t.cpu_s * 1000 / t.done : 0.0; };

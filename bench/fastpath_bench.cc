@@ -33,22 +33,11 @@
 #include "support/http_client.h"
 #include "support/serve_launch.h"
 #include "sys/remove_tree.h"
+#include "service_load.h"
 
-using Clock = std::chrono::steady_clock;
+using namespace airlock::bench;
 
 namespace {
-
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-void sleep_ms(int ms) {
-  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-}
 
 struct Options {
   std::string airlock, base;
@@ -101,17 +90,6 @@ void stop_daemon(Daemon& d) {
   d.pid = -1;
 }
 
-std::string start_of(const airlock::testing::Response& r) {
-  if (r.status != 201) return "http " + std::to_string(r.status);
-  try {
-    auto j = r.json();
-    if (j.value("outcome", "") != "succeeded") return "outcome " + j.value("outcome", "?");
-    return j["record"]["sandbox"].value("start", "?");
-  } catch (...) {
-    return "bad json";
-  }
-}
-
 // The record's own split of the job's time: "timing" (the engine) and
 // "service_timing" (the service's share), each phase's ms by name.
 void add_phases(const airlock::testing::Response& r, std::map<std::string, std::vector<double>>& into) {
@@ -124,12 +102,6 @@ void add_phases(const airlock::testing::Response& r, std::map<std::string, std::
           if (v.is_number()) into[std::string(part) + "." + name].push_back(v.get<double>());
   } catch (...) {
   }
-}
-
-std::string starts_text(const std::map<std::string, int>& m) {
-  std::string s;
-  for (auto& [k, v] : m) s += (s.empty() ? "" : ", ") + std::to_string(v) + " " + k;
-  return s;
 }
 
 // bwrap's /bin/true, the command line of bench/startup.sh; fork to waitpid, stdio on /dev/null.
@@ -150,54 +122,6 @@ double bwrap_once() {
   ::waitpid(pid, &ws, 0);
   double ms = ms_since(t);
   return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? ms : -1;
-}
-
-// Busy CPU seconds of the whole machine so far (/proc/stat: all but idle and iowait).
-double machine_busy_s() {
-  FILE* f = std::fopen("/proc/stat", "r");
-  if (!f) return 0;
-  unsigned long long v[10] = {};
-  int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                      &v[5], &v[6], &v[7], &v[8], &v[9]);
-  std::fclose(f);
-  if (n < 8) return 0;
-  unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];  // user nice system irq softirq steal
-  return static_cast<double>(busy) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-struct Window {
-  int done = 0;
-  double seconds = 0, cpu_s = 0;
-  std::map<std::string, int> starts;
-};
-
-Window window(const Daemon& d, const std::string& body, int clients, int seconds) {
-  std::mutex mu;
-  Window w;
-  double busy0 = machine_busy_s();
-  auto started = Clock::now();
-  auto until = started + std::chrono::seconds(seconds);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < clients; ++i) {
-    threads.emplace_back([&] {
-      airlock::testing::HttpClient h(d.port, 120'000);
-      while (Clock::now() < until) {
-        auto r = h.request("POST", "/v1/jobs", body, {{"authorization", d.auth}});
-        if (r.status == 429) {
-          sleep_ms(20);
-          continue;
-        }
-        std::string s = start_of(r);
-        std::lock_guard lock(mu);
-        ++w.starts[s];
-        if (s == "cold" || s == "warm" || s == "preloaded") ++w.done;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  w.seconds = ms_since(started) / 1000;
-  w.cpu_s = machine_busy_s() - busy0;
-  return w;
 }
 
 double load_average() {
@@ -337,7 +261,7 @@ int main(int argc, char** argv) {
       for (int r = 0; r < opt.rounds; ++r)
         for (size_t j = 0; j < daemons.size(); ++j) {
           size_t k = (j + static_cast<size_t>(r)) % daemons.size();
-          Window w = window(daemons[k], load.body, opt.clients, opt.seconds);
+          Throughput w = throughput(daemons[k].port, daemons[k].auth, load.body, opt.clients, opt.seconds);
           rates[k].push_back(w.done / w.seconds);
           cpu[k].push_back(w.done ? w.cpu_s * 1000 / w.done : 0);
           for (auto& [s, n] : w.starts) starts[k][s] += n;

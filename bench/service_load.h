@@ -1,0 +1,95 @@
+// What the benchmarks that load an `airlock serve` through its API share:
+// how a job started (from its response), the closed-loop throughput window
+// with the machine's busy CPU over it, and their text.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include "support/http_client.h"
+#include "timing.h"
+
+namespace airlock::bench {
+
+inline void sleep_ms(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// "cold", "warm", "preloaded" for a job that succeeded; else what went wrong.
+inline std::string start_of(const airlock::testing::Response& r) {
+  if (r.status != 201) return "http " + std::to_string(r.status);
+  try {
+    auto j = r.json();
+    if (j.value("outcome", "") != "succeeded") return "outcome " + j.value("outcome", "?");
+    return j["record"]["sandbox"].value("start", "?");
+  } catch (...) {
+    return "bad json";
+  }
+}
+
+inline std::string starts_text(const std::map<std::string, int>& m) {
+  std::string s;
+  for (auto& [k, v] : m) s += (s.empty() ? "" : ", ") + std::to_string(v) + " " + k;
+  return s;
+}
+
+// Busy CPU seconds of the whole machine so far (/proc/stat: all but idle and iowait).
+inline double machine_busy_s() {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return 0;
+  unsigned long long v[10] = {};
+  int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                      &v[5], &v[6], &v[7], &v[8], &v[9]);
+  std::fclose(f);
+  if (n < 8) return 0;
+  unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];  // user nice system irq softirq steal
+  return static_cast<double>(busy) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+struct Throughput {
+  int done = 0;
+  double seconds = 0;
+  double cpu_s = 0;  // busy CPU time of the whole machine during the window
+  std::map<std::string, int> starts;
+};
+
+// `clients` connections each POST `body` to /v1/jobs one after another for
+// `seconds` (a 429 waits 20 ms and is not counted); done counts jobs that succeeded.
+inline Throughput throughput(uint16_t port, const std::string& auth, const std::string& body, int clients,
+                             int seconds) {
+  std::mutex mu;
+  Throughput t;
+  double busy0 = machine_busy_s();
+  auto started = Clock::now();
+  auto until = started + std::chrono::seconds(seconds);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&] {
+      airlock::testing::HttpClient h(port, 120'000);
+      while (Clock::now() < until) {
+        auto r = h.request("POST", "/v1/jobs", body, {{"authorization", auth}});
+        if (r.status == 429) {
+          sleep_ms(20);
+          continue;
+        }
+        std::string s = start_of(r);
+        std::lock_guard lock(mu);
+        ++t.starts[s];
+        if (s == "cold" || s == "warm" || s == "preloaded") ++t.done;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  t.seconds = ms_since(started) / 1000;
+  t.cpu_s = machine_busy_s() - busy0;
+  return t;
+}
+
+}  // namespace airlock::bench

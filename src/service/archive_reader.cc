@@ -17,6 +17,7 @@
 #include "service/job_process.h"
 #include "service/log_buffer.h"
 #include "validate/archive_scan.h"
+#include "validate/libarchive.h"
 #include "validate/text.h"
 #include "workspace/file_type.h"
 
@@ -59,6 +60,7 @@ Status install_filter() {
 
 Status confine() {
   // Libraries that would load files on first use do it now, before open is gone.
+  if (auto lib = validate::libarchive(); !lib) return std::unexpected(lib.error());
   (void)Sha256::of("warm up");
   (void)workspace::detect_type("warm,up\n1,2\n");
   if (auto s = limit(RLIMIT_AS, kAddressSpace, "RLIMIT_AS"); !s) return s;

@@ -1,11 +1,9 @@
 #include "validate/archive_scan.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include <memory>
 
 #include "base/sha256.h"
+#include "validate/libarchive.h"
 #include "validate/text.h"
 #include "workspace/file_type.h"
 
@@ -16,26 +14,32 @@ using nlohmann::json;
 
 constexpr size_t kPiece = 64 << 10;
 
+// Every call below goes through the table loaded once (validate/libarchive.h);
+// new_reader() is the only way to a reader, and it loads the table first.
+const LibArchive& la() { return **libarchive(); }
+
 struct ArchiveDeleter {
-  void operator()(struct archive* a) const { archive_read_free(a); }
+  void operator()(struct archive* a) const { la().read_free(a); }
 };
 using ArchivePtr = std::unique_ptr<struct archive, ArchiveDeleter>;
 
 // Only the formats the check is for: ZIP (its central directory, as unzip and
 // Python read it) and tar (ustar, pax, GNU), the latter optionally gzipped.
 Result<ArchivePtr> new_reader() {
-  ArchivePtr a(archive_read_new());
+  auto lib = libarchive();
+  if (!lib) return std::unexpected(lib.error());
+  const LibArchive& l = **lib;
+  ArchivePtr a(l.read_new());
   if (!a) return fail("archive_read_new failed");
-  if (archive_read_support_format_zip_seekable(a.get()) != ARCHIVE_OK ||
-      archive_read_support_format_tar(a.get()) != ARCHIVE_OK ||
-      archive_read_support_filter_gzip(a.get()) != ARCHIVE_OK)
-    return fail(std::string("libarchive setup: ") + (archive_error_string(a.get()) ?: "?"));
+  if (l.support_format_zip_seekable(a.get()) != ARCHIVE_OK || l.support_format_tar(a.get()) != ARCHIVE_OK ||
+      l.support_filter_gzip(a.get()) != ARCHIVE_OK)
+    return fail(std::string("libarchive setup: ") + (l.error_string(a.get()) ?: "?"));
   return a;
 }
 
 MemberKind kind_of(struct archive_entry* e) {
-  if (archive_entry_hardlink(e) != nullptr) return MemberKind::kHardlink;
-  switch (archive_entry_filetype(e)) {
+  if (la().entry_hardlink(e) != nullptr) return MemberKind::kHardlink;
+  switch (la().entry_filetype(e)) {
     case AE_IFREG: return MemberKind::kFile;
     case AE_IFDIR: return MemberKind::kDirectory;
     case AE_IFLNK: return MemberKind::kSymlink;
@@ -48,7 +52,7 @@ MemberKind kind_of(struct archive_entry* e) {
 }
 
 std::string archive_error(struct archive* a) {
-  const char* s = archive_error_string(a);
+  const char* s = la().error_string(a);
   return printable(s ? s : "unknown libarchive error", 300, false);
 }
 
@@ -61,26 +65,26 @@ Result<ArchiveScan> walk(struct archive* a, const ArchiveBounds& bounds, const A
   std::unique_ptr<char[]> buf(new char[kPiece]);
   for (;;) {
     struct archive_entry* e = nullptr;
-    int rc = archive_read_next_header(a, &e);
+    int rc = la().next_header(a, &e);
     if (rc == ARCHIVE_EOF) break;
-    if (scan.format.empty() && archive_format_name(a)) scan.format = archive_format_name(a);
+    if (scan.format.empty() && la().format_name(a)) scan.format = la().format_name(a);
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
       scan.refused = scan.members.empty() && tally.members() == 0
                          ? "not a readable ZIP or tar archive: " + archive_error(a)
                          : "after member " + std::to_string(tally.members()) + ": " + archive_error(a);
       return scan;
     }
-    const char* raw = archive_entry_pathname(e);
+    const char* raw = la().entry_pathname(e);
     std::string name = raw ? raw : "";
     MemberKind kind = kind_of(e);
     std::optional<uint64_t> declared;
-    if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0)
-      declared = static_cast<uint64_t>(archive_entry_size(e));
+    if (la().entry_size_is_set(e) && la().entry_size(e) >= 0)
+      declared = static_cast<uint64_t>(la().entry_size(e));
     if (auto s = tally.admit(name, kind, declared); !s) {
       scan.refused = s.error().what;
       return scan;
     }
-    if (archive_entry_is_encrypted(e)) {
+    if (la().entry_is_encrypted(e)) {
       scan.refused = "member " + in_quotes(name, 200) + " is encrypted";
       return scan;
     }
@@ -91,7 +95,7 @@ Result<ArchiveScan> walk(struct archive* a, const ArchiveBounds& bounds, const A
       bool keep_type = options.type_members;
       std::string held;
       for (;;) {
-        la_ssize_t n = archive_read_data(a, buf.get(), kPiece);
+        la_ssize_t n = la().read_data(a, buf.get(), kPiece);
         if (n == 0) break;
         if (n < 0) {
           scan.refused = "member " + in_quotes(name, 200) + ": " + archive_error(a);
@@ -99,7 +103,7 @@ Result<ArchiveScan> walk(struct archive* a, const ArchiveBounds& bounds, const A
         }
         auto got = static_cast<uint64_t>(n);
         m.size += got;
-        if (auto s = tally.add_bytes(got, static_cast<uint64_t>(archive_filter_bytes(a, -1))); !s) {
+        if (auto s = tally.add_bytes(got, static_cast<uint64_t>(la().filter_bytes(a, -1))); !s) {
           scan.refused = "member " + in_quotes(name, 200) + ": " + s.error().what;
           return scan;
         }
@@ -127,7 +131,7 @@ Result<ArchiveScan> walk(struct archive* a, const ArchiveBounds& bounds, const A
     }
     scan.members.push_back(std::move(m));
   }
-  if (scan.format.empty() && archive_format_name(a)) scan.format = archive_format_name(a);
+  if (scan.format.empty() && la().format_name(a)) scan.format = la().format_name(a);
   return scan;
 }
 
@@ -137,7 +141,7 @@ Result<ArchiveScan> scan_archive_memory(std::string_view bytes, const ArchiveBou
                                         const ArchiveScanOptions& options) {
   auto a = new_reader();
   if (!a) return std::unexpected(a.error());
-  if (archive_read_open_memory(a->get(), bytes.data(), bytes.size()) != ARCHIVE_OK)
+  if (la().open_memory(a->get(), bytes.data(), bytes.size()) != ARCHIVE_OK)
     return ArchiveScan{.refused = "not a readable ZIP or tar archive: " + archive_error(a->get())};
   return walk(a->get(), bounds, options);
 }
@@ -145,7 +149,7 @@ Result<ArchiveScan> scan_archive_memory(std::string_view bytes, const ArchiveBou
 Result<ArchiveScan> scan_archive_fd(int fd, const ArchiveBounds& bounds, const ArchiveScanOptions& options) {
   auto a = new_reader();
   if (!a) return std::unexpected(a.error());
-  if (archive_read_open_fd(a->get(), fd, kPiece) != ARCHIVE_OK)
+  if (la().open_fd(a->get(), fd, kPiece) != ARCHIVE_OK)
     return ArchiveScan{.refused = "not a readable ZIP or tar archive: " + archive_error(a->get())};
   return walk(a->get(), bounds, options);
 }

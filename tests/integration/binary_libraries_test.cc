@@ -1,0 +1,49 @@
+// The airlock binary is exec'd for every `airlock run`: what the dynamic
+// loader has to map and relocate before main() is part of every job's start.
+// It needs only the C library (the C++ runtime, libseccomp, OpenSSL and
+// SQLite are linked statically; libarchive and libpq are dlopen'd by the few
+// processes that use them). Linking libarchive once brought 13 libraries and
+// about 5 ms to each start (docs/performance.md, "The binary's own start").
+#include <elf.h>
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "sys/file_io.h"
+
+namespace airlock::testing {
+namespace {
+
+// The DT_NEEDED names of a 64-bit ELF file, read from its section headers.
+std::set<std::string> needed_libraries(const std::string& elf) {
+  std::set<std::string> names;
+  auto header = reinterpret_cast<const Elf64_Ehdr*>(elf.data());
+  EXPECT_GE(elf.size(), sizeof(Elf64_Ehdr));
+  EXPECT_EQ(std::string_view(elf.data(), 4), std::string_view(ELFMAG, 4));
+  auto sections = reinterpret_cast<const Elf64_Shdr*>(elf.data() + header->e_shoff);
+  for (int i = 0; i < header->e_shnum; ++i) {
+    if (sections[i].sh_type != SHT_DYNAMIC) continue;
+    const char* strings = elf.data() + sections[sections[i].sh_link].sh_offset;
+    auto dyn = reinterpret_cast<const Elf64_Dyn*>(elf.data() + sections[i].sh_offset);
+    for (size_t k = 0; k < sections[i].sh_size / sizeof(Elf64_Dyn) && dyn[k].d_tag != DT_NULL; ++k)
+      if (dyn[k].d_tag == DT_NEEDED) names.insert(strings + dyn[k].d_un.d_val);
+  }
+  return names;
+}
+
+TEST(BinaryLibraries, TheAirlockBinaryNeedsOnlyTheCLibrary) {
+  auto elf = sys::read_file(AIRLOCK_BINARY, size_t{512} << 20);
+  ASSERT_TRUE(elf) << elf.error().message();
+  std::set<std::string> needed = needed_libraries(*elf);
+  ASSERT_FALSE(needed.empty()) << "no DT_NEEDED entry read: not a dynamic ELF file?";
+  for (const std::string& name : needed)
+    EXPECT_TRUE(name == "libc.so.6" || name == "libm.so.6" || name.starts_with("ld-linux"))
+        << AIRLOCK_BINARY << " needs " << name
+        << ": every airlock run would load it (and its dependencies) before main";
+}
+
+}  // namespace
+}  // namespace airlock::testing

@@ -108,6 +108,10 @@ class Connection {
   virtual Result<Statement> prepare(std::string_view sql) = 0;
   // Inside a transaction (also one that failed and awaits its ROLLBACK).
   virtual bool in_transaction() const = 0;
+  // How much work the engine did for the statements run so far (SQLite: its
+  // virtual machine's steps, which grow with the rows a query visits; 0 where
+  // the engine does not say). Tests use it to find queries that scan.
+  virtual uint64_t vm_steps() const { return 0; }
 };
 
 // A write transaction on construction (SQLite: BEGIN IMMEDIATE, which takes

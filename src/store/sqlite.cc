@@ -34,7 +34,8 @@ namespace {
 // One prepared sqlite3_stmt.
 class SqliteStatement final : public StatementImpl {
  public:
-  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt, uint64_t* vm_steps)
+      : db_(db), stmt_(stmt), vm_steps_(vm_steps) {}
 
   void bind_text(int index, std::string_view text) override {
     note(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
@@ -57,6 +58,7 @@ class SqliteStatement final : public StatementImpl {
   }
 
   void reset() override {
+    *vm_steps_ += static_cast<uint64_t>(sqlite3_stmt_status(stmt_.get(), SQLITE_STMTSTATUS_VM_STEP, 1));
     sqlite3_reset(stmt_.get());
     sqlite3_clear_bindings(stmt_.get());
     bind_error_ = SQLITE_OK;
@@ -84,6 +86,7 @@ class SqliteStatement final : public StatementImpl {
   };
   sqlite3* db_;
   std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
+  uint64_t* vm_steps_;  // the connection's count (Database::vm_steps)
   int bind_error_ = SQLITE_OK;
 };
 
@@ -119,7 +122,7 @@ Result<Statement> Database::prepare(std::string_view sql) {
     sqlite3_finalize(stmt);
     return sqlite_fail(db_.get(), "prepare " + std::string(sql));
   }
-  return Statement(std::make_unique<SqliteStatement>(db_.get(), stmt));
+  return Statement(std::make_unique<SqliteStatement>(db_.get(), stmt, vm_steps_.get()));
 }
 
 }  // namespace airlock::store

@@ -33,12 +33,17 @@ class Database final : public Connection {
   Status exec(const char* sql) override;
   Result<Statement> prepare(std::string_view sql) override;
   bool in_transaction() const override { return !sqlite3_get_autocommit(db_.get()); }
+  uint64_t vm_steps() const override { return *vm_steps_; }
 
  private:
   struct Close {
     void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
   };
   std::unique_ptr<sqlite3, Close> db_;
+  // Virtual machine steps of every statement run so far, added up at each
+  // reset (SQLITE_STMTSTATUS_VM_STEP). On the heap: statements keep a
+  // pointer to it, and a Database is moved after it is opened.
+  std::unique_ptr<uint64_t> vm_steps_ = std::make_unique<uint64_t>(0);
 };
 
 }  // namespace airlock::store

@@ -73,6 +73,12 @@ class Store {
 
   const std::string& data_dir() const { return data_dir_; }
   Dialect dialect() const { return db_->dialect(); }
+  // The database engine's work so far (Connection::vm_steps): a test counts
+  // it per job to find a query that visits rows in proportion to history.
+  uint64_t sql_vm_steps() {
+    std::lock_guard lock(mu_);
+    return db_->vm_steps();
+  }
 
   // Tenants. Names are unique.
   Result<Tenant> create_tenant(const std::string& name, const TenantLimits& limits);

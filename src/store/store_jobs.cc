@@ -108,7 +108,9 @@ Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
   bool created = false;
   auto st = write([&]() -> Status {
     if (!row.idempotency_key.empty()) {
-      auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = ?1 AND idempotency_key = ?2");
+      // idempotency_key <> '': the partial index jobs_idempotency's condition (see Store::record).
+      auto s = sql("SELECT " JOB_COLUMNS " FROM jobs WHERE tenant_id = ?1 AND idempotency_key = ?2 "
+                   "AND idempotency_key <> ''");
       if (!s) return std::unexpected(s.error());
       (*s)->bind(1, row.tenant_id).bind(2, row.idempotency_key);
       auto found = (*s)->step();
@@ -383,7 +385,10 @@ Result<std::optional<StoredRecord>> Store::record(const std::string& tenant_id,
   std::lock_guard lock(mu_);
   auto s = sql(
       "SELECT tenant_id, seq, job_id, prev_hash, hash, json, created_at FROM records "
-      "WHERE tenant_id = ?1 AND job_id = ?2");
+      // job_id <> '' repeats the condition of the partial index records_job:
+      // without it the planner cannot use that index for a bound ?2, and
+      // walks the tenant's whole chain for every job (StoreJobPath).
+      "WHERE tenant_id = ?1 AND job_id = ?2 AND job_id <> ''");
   if (!s) return std::unexpected(s.error());
   (*s)->bind(1, tenant_id).bind(2, job_id);
   return first_row<StoredRecord>(**s, read_record);

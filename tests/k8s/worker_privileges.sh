@@ -28,6 +28,15 @@ tmp="$work"
 # readOnlyRootFilesystem.
 mkdir -m 0711 "$tmp/state" "$tmp/run" "$tmp/run/uids"
 mkdir -m 1777 "$tmp/tmp"
+# The pod's /var/lib/airlock is bound over the host's directory of that name,
+# which a fresh host may not have (only an `airlock run` without --state-dir
+# makes it): made here when missing (empty, 0711, as airlock makes it) and
+# removed at the end if this test made it, so the test needs nothing of the host.
+made_state_mountpoint=0
+if [[ ! -d /var/lib/airlock ]]; then
+  mkdir -m 0711 /var/lib/airlock && made_state_mountpoint=1
+fi
+trap 'cleanup; if (( made_state_mountpoint )); then rmdir /var/lib/airlock; fi' EXIT
 
 # What a runtime does to a container, then "$@" under the bounding set $1.
 # $2: "ro-cgroups" or "rw-cgroups" (to see the /proc failure by itself).

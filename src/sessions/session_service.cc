@@ -402,7 +402,10 @@ ApiResult<json> SessionService::submit(const Caller& c, const std::string& id, c
 
 ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, const std::string& exec_id) {
   if (auto no = c.lacks({"read", "run", "admin"})) return std::unexpected(*no);
-  if (auto s = find_readable(c, id))
+  // A closed session's calls are answered from the store, as its own view is
+  // (view(), above): the live object lingers until housekeeping drops it, and
+  // a caller who saw the close succeed must see the stored call.
+  if (auto s = find_readable(c, id); s && !s->closed())
     if (auto view = s->exec_json(exec_id)) return *view;
   auto stored = c.can("admin") ? store_.session_call_of_any_tenant(exec_id) : store_.session_call(c.tenant.id, exec_id);
   if (!stored) return internal(stored.error().message());

@@ -17,6 +17,14 @@ void JobRecord::add_limit(const std::string& name) {
 
 namespace {
 
+// "after_record" only when the teardown was left to the caller (service
+// jobs), so `airlock run` records keep their shape.
+nlohmann::json cleanup_json(const Cleanup& c) {
+  nlohmann::json j = {{"ok", c.failed.empty()}, {"removed", c.removed}, {"failed", c.failed}};
+  if (!c.after_record.empty()) j["after_record"] = c.after_record;
+  return j;
+}
+
 nlohmann::json type_list(const workspace::TypeSet& types) {
   auto out = nlohmann::json::array();
   for (auto t : types) out.push_back(std::string(workspace::type_name(t)));
@@ -179,8 +187,7 @@ nlohmann::json to_json(const JobRecord& r) {
       {"stderr", stream_json(r.stderr_stream)},
       {"started_at", r.started_at},
       {"finished_at", r.finished_at},
-      {"cleanup",
-       {{"ok", r.cleanup.failed.empty()}, {"removed", r.cleanup.removed}, {"failed", r.cleanup.failed}}},
+      {"cleanup", cleanup_json(r.cleanup)},
       {"timing", timing},
       {"sandbox",
        {{"start", r.start_kind},

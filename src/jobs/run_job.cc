@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -249,7 +250,35 @@ std::string record_path(const std::string& state_dir, const std::string& id) {
   return state_dir + "/records/" + id + ".json";
 }
 
-JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
+Cleanup Teardown::finish() {
+  Cleanup done;
+  if (!sandbox_) return done;
+  PreparedSandbox& sb = *sandbox_;
+  sb.process.reset();  // kills init if it still runs
+  bool had_mounts = sb.mounts.output.valid();
+  sb.mounts = Mounts{};
+  if (had_mounts) done.removed.push_back("mounts");
+  if (sb.cgroup) {
+    auto killed = sb.cgroup->kill_all();
+    auto removed = killed ? sb.cgroup->remove() : killed;
+    if (removed) done.removed.push_back("cgroup");
+    else done.failed.push_back("cgroup: " + removed.error().message());
+    sb.cgroup.reset();
+  }
+  if (sb.dir) {
+    if (auto st = sb.dir->remove(); st) done.removed.push_back("staging");
+    else done.failed.push_back("staging: " + st.error().message());
+  }
+  sandbox_.reset();  // the uid lease goes last: every process of it is dead
+  return done;
+}
+
+namespace {
+
+// Everything of a job but the teardown: the record is complete, and no
+// process of the job runs (init and the whole cgroup are killed here on every
+// path, also when the run stopped early).
+RanJob run_until_teardown(const RunRequest& req, const RunEnvironment& env) {
   JobRecord rec = new_record(req, env);
   auto started = std::chrono::steady_clock::now();
   Status result;
@@ -264,32 +293,41 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
     rec.outcome = Outcome::kSandboxError;
     rec.reason = result.error().message();
   }
-
-  // Cleanup, in reverse order of creation; each step is recorded.
-  Laps laps(rec.timing);
   if (sb) {
     sb->process.reset();  // kills init if it still runs
-    bool had_mounts = sb->mounts.output.valid();
-    sb->mounts = Mounts{};
-    if (had_mounts) rec.cleanup.removed.push_back("mounts");
-    if (sb->cgroup) {
-      auto killed = sb->cgroup->kill_all();
-      auto removed = killed ? sb->cgroup->remove() : killed;
-      if (removed) rec.cleanup.removed.push_back("cgroup");
-      else rec.cleanup.failed.push_back("cgroup: " + removed.error().message());
-      sb->cgroup.reset();
-    }
-    if (sb->dir) {
-      if (auto st = sb->dir->remove(); st) rec.cleanup.removed.push_back("staging");
-      else rec.cleanup.failed.push_back("staging: " + st.error().message());
-    }
-    sb.reset();  // the uid lease goes last: every process of it is dead
+    const bool killed_already =
+        std::find(rec.cleanup.removed.begin(), rec.cleanup.removed.end(), "processes") != rec.cleanup.removed.end();
+    if (sb->cgroup && !killed_already)
+      if (auto killed = sb->cgroup->kill_all(); !killed) rec.cleanup.failed.push_back("processes: " + killed.error().message());
+    if (sb->mounts.output.valid()) rec.cleanup.after_record.push_back("mounts");
+    if (sb->cgroup) rec.cleanup.after_record.push_back("cgroup");
+    if (sb->dir) rec.cleanup.after_record.push_back("staging");
   }
-  laps.lap("cleanup");
   if (rec.usage.wall_ms == 0 && rec.outcome == Outcome::kSandboxError)
     rec.usage.wall_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                   std::chrono::steady_clock::now() - started)
                                                   .count());
+  return RanJob{std::move(rec), Teardown(std::move(sb))};
+}
+
+}  // namespace
+
+RanJob run_job_before_teardown(const RunRequest& req, const RunEnvironment& env) {
+  RanJob ran = run_until_teardown(req, env);
+  ran.record.finished_at = now_rfc3339();
+  return ran;
+}
+
+JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
+  RanJob ran = run_until_teardown(req, env);
+  JobRecord& rec = ran.record;
+  // Cleanup, in reverse order of creation; each step is recorded.
+  Laps laps(rec.timing);
+  Cleanup done = ran.teardown.finish();
+  rec.cleanup.after_record.clear();
+  rec.cleanup.removed.insert(rec.cleanup.removed.end(), done.removed.begin(), done.removed.end());
+  rec.cleanup.failed.insert(rec.cleanup.failed.end(), done.failed.begin(), done.failed.end());
+  laps.lap("cleanup");
   rec.finished_at = now_rfc3339();
   if (env.record_file) {
     std::string dir = env.state_dir + "/records";

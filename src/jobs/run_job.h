@@ -4,10 +4,12 @@
 // ends as outcome sandbox_error with the reason.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "jobs/record.h"
 #include "jobs/run_request.h"
+#include "pool/prepared.h"
 #include "sandbox/cgroup.h"
 
 namespace airlock::jobs {
@@ -27,6 +29,48 @@ struct RunEnvironment {
 };
 
 JobRecord run_job(const RunRequest& request, const RunEnvironment& env);
+
+// What is left of a job's sandbox once its record is complete: the mounts,
+// the cgroup (empty: every process in it was killed before the record), the
+// staging directory and the uid lease. finish() removes them; the destructor
+// does it too when nobody called finish().
+class Teardown {
+ public:
+  Teardown() = default;
+  explicit Teardown(std::optional<PreparedSandbox> sandbox) { take(sandbox); }
+  Teardown(Teardown&& other) noexcept { take(other.sandbox_); }
+  Teardown& operator=(Teardown&& other) noexcept {
+    if (this != &other) {
+      (void)finish();
+      take(other.sandbox_);
+    }
+    return *this;
+  }
+  ~Teardown() { (void)finish(); }
+  // What was removed and what failed ("what: why"); empty when nothing was left.
+  Cleanup finish();
+
+ private:
+  // Moves the sandbox out of `from` and leaves `from` empty (a moved-from
+  // optional would still hold a husk that a second finish() would "remove").
+  void take(std::optional<PreparedSandbox>& from) {
+    if (from) sandbox_.emplace(std::move(*from));
+    from.reset();
+  }
+  std::optional<PreparedSandbox> sandbox_;
+};
+
+struct RanJob {
+  JobRecord record;
+  Teardown teardown;
+};
+
+// run_job without its last step, for a caller that answers before it cleans
+// up (the service: its reply waits for the stored record, not for the
+// removals). The record's cleanup lists in `after_record` what the teardown
+// will remove; nothing of the job runs any more when this returns. No record
+// file is written: the caller stores the record.
+RanJob run_job_before_teardown(const RunRequest& request, const RunEnvironment& env);
 
 // Where run_job stored the record of `id`.
 std::string record_path(const std::string& state_dir, const std::string& id);

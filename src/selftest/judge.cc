@@ -163,7 +163,10 @@ Judgement judge_record_cleanup(const json& view) {
   std::string removed, failed;
   for (const auto& r : it->value("removed", json::array())) removed += (removed.empty() ? "" : ",") + (r.is_string() ? r.get<std::string>() : r.dump());
   for (const auto& f : it->value("failed", json::array())) failed += (failed.empty() ? "" : ",") + (f.is_string() ? f.get<std::string>() : f.dump());
-  j.answer = "removed " + (removed.empty() ? "nothing" : removed) + (failed.empty() ? "" : "; failed " + failed);
+  std::string after;  // a service job's sandbox, removed once its record was stored (docs/job-record.md)
+  for (const auto& a : it->value("after_record", json::array())) after += (after.empty() ? "" : ",") + (a.is_string() ? a.get<std::string>() : a.dump());
+  j.answer = "removed " + (removed.empty() ? "nothing" : removed) + (after.empty() ? "" : "; after the record " + after) +
+             (failed.empty() ? "" : "; failed " + failed);
   j.held = it->value("ok", false) && failed.empty();
   if (!j.held) j.why = "cleanup did not finish: " + j.answer;
   return j;

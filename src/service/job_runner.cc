@@ -210,7 +210,7 @@ RunnerResult run_service_job(const RunnerSetup& setup, const RunnerJob& job) {
   auto fail_early = [&](const std::string& why) {
     result.record = record_without_run(job.job_id, job.request.command, jobs::Outcome::kSandboxError, why, started_at);
     result.timing.add("prepare", ms_between(t_start, Clock::now()));
-    return result;
+    return std::move(result);
   };
 
   // Prepare: the code as an input file, the snapshot's manifest.
@@ -255,7 +255,11 @@ RunnerResult run_service_job(const RunnerSetup& setup, const RunnerJob& job) {
   env.cancel_fd = job.cancel_fd;
   env.record_file = false;  // the service stores the record (JobService::store_ending)
   try {
-    result.record = jobs::run_job(request, env);
+    // The sandbox's mounts, cgroup and staging directory are removed after
+    // the record is stored and the caller answered (JobService::run_one).
+    jobs::RanJob ran = jobs::run_job_before_teardown(request, env);
+    result.record = std::move(ran.record);
+    result.teardown = std::move(ran.teardown);
   } catch (const std::exception& e) {
     // The engine's own bug (it is written not to throw): the sandbox it held
     // is gone with its RAII owners; the job is airlock's failure.

@@ -16,6 +16,7 @@
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "jobs/record.h"
+#include "jobs/run_job.h"
 #include "sandbox/cgroup.h"
 #include "requests/data_request.h"
 #include "service/job_request.h"
@@ -72,6 +73,7 @@ struct RunnerResult {
   jobs::JobRecord record;                     // the outcome is decided; no service fields yet
   std::vector<store::ArtifactRow> artifacts;  // stored; finish_job names them
   jobs::Timing timing;                        // prepare, run, finish (the service's share)
+  jobs::Teardown teardown;                    // the sandbox's remains: removed once the record is stored
 };
 
 // Runs the job and decides its outcome once. Never throws: an exception of

@@ -788,7 +788,6 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
   auto t_runner = Clock::now();
   RunnerResult ran = run_service_job(runner_, job);
   auto t_returned = Clock::now();
-  (void)sys::remove_tree(dir);
 
   jobs::JobRecord& rec = ran.record;
   if (request->answers)
@@ -817,6 +816,17 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
        {"node", config_.node_id}});
   metrics_.job_finished(outcome, seconds_between(row.started_at, finished_at));
   store_ending({row.id, row.tenant_id, rec.outcome, finished_at, stored_text(rec), std::move(ran.artifacts)});
+
+  // After the record is stored and whoever waited was woken: what is left of
+  // the sandbox (nothing of it runs) and the job's scratch directory. The
+  // record names these in cleanup.after_record; a failure is logged and
+  // counted, and the next sweep removes what is left.
+  jobs::Cleanup after = ran.teardown.finish();
+  (void)sys::remove_tree(dir);
+  if (!after.failed.empty()) {
+    log({{"event", "teardown_failed"}, {"job_id", row.id}, {"failed", after.failed}});
+    metrics_.teardown_failed();
+  }
 }
 
 ApiResult<json> JobService::run_retention() {

@@ -36,6 +36,11 @@ void Metrics::job_started(double queued_seconds) {
   start_latency_.observe(queued_seconds);
 }
 
+void Metrics::teardown_failed() {
+  std::lock_guard lock(mu_);
+  ++teardown_failures_;
+}
+
 void Metrics::request(int status) {
   std::lock_guard lock(mu_);
   ++requests_by_status_[status];
@@ -69,6 +74,10 @@ std::string Metrics::render(size_t queued, size_t running) const {
   std::string out = "# HELP airlock_jobs_total Jobs finished, by outcome.\n# TYPE airlock_jobs_total counter\n";
   for (const auto& [outcome, n] : jobs_by_outcome_)
     out += "airlock_jobs_total{outcome=\"" + outcome + "\"} " + std::to_string(n) + "\n";
+  out += "# HELP airlock_job_teardown_failures_total Jobs whose sandbox (mounts, cgroup, staging directory) could "
+         "not be removed after their record; airlock sweep removes what is left.\n"
+         "# TYPE airlock_job_teardown_failures_total counter\nairlock_job_teardown_failures_total " +
+         std::to_string(teardown_failures_) + "\n";
   out += "# HELP airlock_http_requests_total HTTP requests, by status.\n# TYPE airlock_http_requests_total counter\n";
   for (const auto& [status, n] : requests_by_status_)
     out += "airlock_http_requests_total{status=\"" + std::to_string(status) + "\"} " + std::to_string(n) + "\n";

@@ -27,6 +27,7 @@ class Metrics {
  public:
   void job_finished(const std::string& outcome, double run_seconds);
   void job_started(double queued_seconds);
+  void teardown_failed();  // a job's sandbox could not be removed after its record
   void request(int status);
   void session_opened();
   void session_closed(const std::string& reason);
@@ -38,6 +39,7 @@ class Metrics {
  private:
   mutable std::mutex mu_;
   std::map<std::string, uint64_t> jobs_by_outcome_;
+  uint64_t teardown_failures_ = 0;
   std::map<int, uint64_t> requests_by_status_;
   Histogram start_latency_, duration_;
   uint64_t sessions_opened_ = 0;

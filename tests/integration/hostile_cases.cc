@@ -242,11 +242,15 @@ void expect_nothing_left(const json& record, const std::vector<std::string>& mou
     }
   }
 
-  // Cgroups: the job's group (named after the record id) is gone in every hierarchy.
+  // Cgroups: the job's group (named after the record id) is gone in every
+  // hierarchy. A service job's record is stored before its teardown (its
+  // cleanup.after_record): the group goes right after the answer, so a moment
+  // is allowed, as for the processes above.
   if (!id.empty()) {
     std::error_code ec;
     for (const auto& h : fs::directory_iterator("/sys/fs/cgroup", ec)) {
       fs::path group = h.path() / "airlock" / id;
+      for (int i = 0; i < 40 && fs::exists(group, ec); ++i) usleep(50 * 1000);
       EXPECT_FALSE(fs::exists(group, ec)) << "cgroup " << group << " outlived the job\n" << context;
     }
   }

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "run_helpers.h"
 #include "service_fixture.h"
 
 using namespace airlock::testing;
@@ -150,4 +151,27 @@ TEST_F(InProcessJobs, CancellingARunningJobEndsItAsCancelled) {
   EXPECT_EQ(done["record"]["outcome"], "cancelled");
   json next = run_job(http, svc.alpha, {{"command", {"/bin/true"}}});
   EXPECT_EQ(next["outcome"], "succeeded") << next.dump(2);
+}
+
+// The service answers once the record is stored; what is left of the sandbox
+// (nothing of it runs any more) is removed right after, and the record says
+// which parts went after it.
+TEST_F(InProcessJobs, TheSandboxIsRemovedRightAfterTheRecordWhichNamesWhatWentAfterIt) {
+  std::string id = submit({{"command", {"/bin/true"}}});
+  ASSERT_FALSE(id.empty());
+  json done = wait_finished(id);
+  ASSERT_EQ(done["outcome"], "succeeded") << done.dump(2);
+  const json& cleanup = done["record"]["cleanup"];
+  EXPECT_EQ(cleanup["ok"], true) << cleanup.dump();
+  EXPECT_EQ(cleanup["removed"], json::array({"processes"})) << cleanup.dump();
+  EXPECT_EQ(cleanup["after_record"], json::array({"mounts", "cgroup", "staging"})) << cleanup.dump();
+  const std::string sandbox_id = done["record"]["id"];
+  const std::string staging = svc.state_dir() + "/jobs/" + sandbox_id;
+  auto gone = [&] { return cgroups_named(sandbox_id).empty() && ::access(staging.c_str(), F_OK) != 0; };
+  for (auto end = Clock::now() + std::chrono::seconds(5); Clock::now() < end && !gone();)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(cgroups_named(sandbox_id), std::vector<std::string>{});
+  EXPECT_NE(::access(staging.c_str(), F_OK), 0) << staging << " outlived the job";
+  auto metrics = http.request("GET", "/metrics", "", {});
+  EXPECT_NE(metrics.body.find("airlock_job_teardown_failures_total 0\n"), std::string::npos) << metrics.body;
 }

@@ -69,7 +69,10 @@ export async function jobPage(view, id) {
   const c = rec.cleanup || {};
   view.append(section('Cleanup', fields([
     ['Complete', el('span', { id: 'cleanup', class: c.ok ? 'good' : 'bad' }, c.ok ? 'yes' : 'no')],
-    ['Removed', t((c.removed || []).join(', '))], ['Failed', t((c.failed || []).join(', ') || 'nothing')],
+    ['Removed', t((c.removed || []).join(', '))],
+    // A service job's sandbox is removed right after its record is stored (docs/job-record.md).
+    ['Removed after the record', t((c.after_record || []).join(', ') || 'nothing')],
+    ['Failed', t((c.failed || []).join(', ') || 'nothing')],
   ])));
   view.append(section('Output streams',
     el('h3', {}, 'stdout', rec.stdout && rec.stdout.truncated ? ' (truncated)' : ''), pre(streamText(rec.stdout), 'out stdout'),

@@ -78,6 +78,12 @@ Case parse_case(const std::filesystem::path& path);
 std::vector<Case> load_cases();  // every .py and .sh case, by file name
 
 std::string read_file(const std::filesystem::path& p);
+
+// "# requires: WHAT": what the case needs of the machine itself, outside any
+// sandbox. The reason it is missing here, or nullopt. Known: `int80` (the
+// 32-bit syscall instruction runs a syscall; some virtual machines fault it
+// with SIGSEGV, and then no filter is reached by it).
+std::optional<std::string> unmet_requirement(const std::string& what);
 std::string text_of(const nlohmann::json& record, const char* stream);  // a stream's exact bytes
 
 // The record against the case's expect-* headers (outcome, reason, stdout,

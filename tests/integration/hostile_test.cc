@@ -441,6 +441,8 @@ TEST_P(HostileTest, Contained) {
                  << " (scripts/test-setup/20-images.sh builds it)";
   ASSERT_TRUE(c.one("case").has_value()) << c.file << ": no '# case:' header";
   ASSERT_TRUE(c.one("expect-outcome").has_value()) << c.file << ": no '# expect-outcome:' header";
+  for (const auto& need : c.all("requires"))
+    if (auto missing = unmet_requirement(need)) GTEST_SKIP() << c.file << ": " << *missing;
   // "# after: other_case.py": run that case first (with its own checks), then this one.
   for (const auto& before : c.all("after")) {
     SCOPED_TRACE("prerequisite " + before);

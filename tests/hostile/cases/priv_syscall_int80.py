@@ -1,5 +1,6 @@
 # case: priv-syscall-int80
 # why: the 32-bit syscall ABI (int 0x80) bypasses an x86-64 filter unless it kills foreign-arch calls
+# requires: int80
 # expect-outcome: failed
 # expect-signal: 31
 import ctypes, mmap

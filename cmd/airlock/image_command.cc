@@ -1,4 +1,5 @@
-// airlock image build | list | inspect | rm | gc: the image store (docs/images.md).
+// airlock image build | list | inspect | rm | gc | release: the image store and the
+// machine's shared mounts of its images (docs/images.md).
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "images/image_ref.h"
 #include "images/image_store.h"
 #include "jobs/state_dir.h"
+#include "sandbox/shared_image.h"
 
 namespace {
 
@@ -33,6 +35,8 @@ const char* const kUsage =
     "name has it)\n"
     "  gc                                              remove images no name points to and nobody "
     "uses\n"
+    "  release                                         unmount the machine's shared mounts of images\n"
+    "                                                  (the next job on an image mounts it again)\n"
     "options for every command:\n"
     "  --image-dir DIR    the store (default $AIRLOCK_IMAGE_DIR, else STATE_DIR/images)\n"
     "  --state-dir DIR    (default $AIRLOCK_STATE_DIR, else /var/lib/airlock)\n"
@@ -245,6 +249,11 @@ int rm(const ImageStore& store, const Args& args) {
   if (args.positional.size() != 1) return usage_error("rm takes one NAME");
   auto report = store.remove(args.positional[0]);
   if (!report) return error(report.error().message());
+  // The shared mount holds the removed file open: its space is freed once
+  // the sandboxes still running on it end.
+  if (report->blob_removed)
+    if (auto st = airlock::sandbox::release_shared_image(report->image.digest.substr(7)); !st)
+      return error("removed, but its shared mount stays: " + st.error().message());
   if (args.json) {
     nlohmann::json j = image_json(report->image);
     j["blob_removed"] = report->blob_removed;
@@ -260,6 +269,9 @@ int gc(const ImageStore& store, const Args& args) {
   if (!args.positional.empty()) return usage_error("gc takes no arguments");
   auto report = store.gc();
   if (!report) return error(report.error().message());
+  for (const StoredImage& image : report->removed)
+    if (auto st = airlock::sandbox::release_shared_image(image.digest.substr(7)); !st)
+      return error("removed " + image.digest + ", but its shared mount stays: " + st.error().message());
   if (args.json) {
     nlohmann::json removed = nlohmann::json::array(), kept = nlohmann::json::array();
     for (const StoredImage& image : report->removed) removed.push_back(image_json(image));
@@ -280,6 +292,17 @@ int gc(const ImageStore& store, const Args& args) {
          human_size(report->freed_bytes) + " freed, " + std::to_string(report->stale_builds) +
          " leftover build(s) removed\n";
   print(out);
+  return 0;
+}
+
+int release(const Args& args) {
+  if (!args.positional.empty()) return usage_error("release takes no arguments");
+  auto count = airlock::sandbox::release_shared_images();
+  if (!count) return error(count.error().message());
+  if (args.json)
+    print(nlohmann::json{{"released", *count}}.dump(2) + "\n");
+  else
+    print(std::to_string(*count) + " shared image mount(s) released\n");
   return 0;
 }
 
@@ -324,6 +347,7 @@ int image_command(const std::vector<std::string>& argv) {
       args.positional.push_back(a);
     }
   }
+  if (args.command == "release") return release(args);  // machine-wide: no store
   std::string state_dir =
       args.state_dir.empty() ? airlock::jobs::default_state_dir() : args.state_dir;
   ImageStore store(ImageStore::choose_root(args.image_dir, state_dir));

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "base/sha256.h"
+#include "sandbox/shared_image.h"
 #include "sys/file_io.h"
 
 namespace airlock::jobs {
@@ -73,9 +74,13 @@ Result<std::optional<std::string>> check_image_file(int fd, const std::string& d
       return std::optional<std::string>();
   auto actual = hash_fd(fd);
   if (!actual) return std::unexpected(actual.error());
-  if (*actual != hex)
+  if (*actual != hex) {
+    // The machine's mount of this image may have been made from this file
+    // before it changed: no sandbox gets it any more.
+    (void)sandbox::release_shared_image(hex);
     return std::optional<std::string>("image is corrupt: its sha256 is " + *actual + ", not " +
                                       hex);
+  }
   // Only inside a cache directory that exists: making it here would make the
   // state directory above it too, with a mode the sandbox cannot pass through
   // (jobs/state_dir.cc makes both; the first job then just hashes again).
@@ -87,30 +92,45 @@ Result<std::optional<std::string>> check_image_file(int fd, const std::string& d
 
 Result<OpenedImage> open_image(const ImageSource& image, const std::string& cache_dir) {
   OpenedImage opened;
+  const std::string& digest = image.info.digest;
+  if (digest.rfind(kPrefix, 0) != 0 || digest.size() != kPrefix.size() + 64)
+    return fail("not an image digest: " + digest);
+  const std::string hex = digest.substr(kPrefix.size());
   UniqueFd file(::open(image.blob_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!file) {
     if (errno == ENOENT) {
-      opened.refusal =
-          "image " + image.info.name + " (" + image.info.digest + ") is missing from the store";
+      opened.refusal = "image " + image.info.name + " (" + digest + ") is missing from the store";
       return opened;
     }
     return fail_errno("open the image file " + image.blob_path);
   }
-  auto refusal = check_image_file(file.get(), image.info.digest, cache_dir);
-  if (!refusal) return std::unexpected(refusal.error());
-  if (*refusal) {
-    opened.refusal = "image " + image.info.name + ": " + **refusal;
-    return opened;
-  }
-  auto mount = sandbox::ImageMount::mount_fd(file.get());
-  if (!mount) {
-    if (mount.error().kind == sandbox::ImageMountFailure::kNotAnImage) {
-      opened.refusal = "image " + image.info.name + " is not a mountable erofs image (" +
-                       mount.error().error.message() + ")";
+  struct stat st {};
+  if (::fstat(file.get(), &st) < 0) return fail_errno("stat the image file");
+  const std::string key = file_key(st);
+  // The machine's mount of this image, when it was made from this very file
+  // as it is now; else the file is checked and mounted anew.
+  auto shared = sandbox::find_shared_image(hex, key);
+  if (!shared) return std::unexpected(shared.error());
+  if (!*shared) {
+    auto refusal = check_image_file(file.get(), digest, cache_dir);
+    if (!refusal) return std::unexpected(refusal.error());
+    if (*refusal) {
+      opened.refusal = "image " + image.info.name + ": " + **refusal;
       return opened;
     }
-    return std::unexpected(mount.error().error);
+    auto made = sandbox::mount_shared_image(hex, file.get(), key);
+    if (!made) {
+      if (made.error().kind == sandbox::ImageMountFailure::kNotAnImage) {
+        opened.refusal = "image " + image.info.name + " is not a mountable erofs image (" +
+                         made.error().error.message() + ")";
+        return opened;
+      }
+      return std::unexpected(made.error().error);
+    }
+    shared->emplace(std::move(*made));
   }
+  auto mount = sandbox::overlay_shared_image((*shared)->get());
+  if (!mount) return std::unexpected(mount.error().error);
   opened.mount.emplace(std::move(*mount));
   return opened;
 }

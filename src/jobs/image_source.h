@@ -38,11 +38,16 @@ void apply_image_env(const ImageSource& image,
                      std::vector<std::string>& env);
 
 // A refusal (the reason) when the open file's sha256 is not `digest`
-// ("sha256:<hex>"); an Error only when airlock itself failed.
+// ("sha256:<hex>"), which also releases the machine's shared mount of that
+// digest (it may have been made from this file before it changed); an Error
+// only when airlock itself failed.
 Result<std::optional<std::string>> check_image_file(int fd, const std::string& digest,
                                                     const std::string& cache_dir);
 
-// Opens the image file, checks it (above) and mounts it. A refusal (missing,
+// Opens the image file and mounts it for one sandbox: an overlay of its own
+// over the machine's shared mount of the image (sandbox/shared_image.h),
+// which is made, after the file is checked (above), when there is none or
+// the store's file changed since it was made. A refusal (missing,
 // corrupt, not an image) is the Error's message, with err 0 for a refusal
 // of the image and errno for airlock's own failure.
 struct OpenedImage {

@@ -51,6 +51,27 @@ ImageMountResult<ImageMount> ImageMount::mount_fd(int image_fd) {
   return ImageMount(std::move(mnt));
 }
 
+ImageMountResult<ImageMount> ImageMount::overlay_over(int image_root, int empty_layer) {
+  UniqueFd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
+  if (!fs) return failed(ImageMountFailure::kMountApi, "fsopen overlay");
+  // Uppermost first. The kernel keeps these strings: they are what the
+  // sandbox's mountinfo shows as lowerdir.
+  std::string lower = "/proc/self/fd/" + std::to_string(image_root) + ":/proc/self/fd/" +
+                      std::to_string(empty_layer);
+  // xino=off: a file's inode number is the image's own (the layers are on
+  // two file systems, so its device is one the overlay makes per layer).
+  if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", "image", 0) < 0 ||
+      ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir", lower.c_str(), 0) < 0 ||
+      ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "xino", "off", 0) < 0)
+    return failed(ImageMountFailure::kMountApi, "configure the image's overlay");
+  if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
+    return failed(ImageMountFailure::kMountApi, "make the image's overlay");
+  UniqueFd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC,
+                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+  if (!mnt) return failed(ImageMountFailure::kMountApi, "fsmount the image's overlay");
+  return ImageMount(std::move(mnt));
+}
+
 Result<UniqueFd> ImageMount::clone_subtree(const std::string& path) const {
   UniqueFd clone(::open_tree(mount_.get(), path.c_str(),
                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));

@@ -1,12 +1,17 @@
-// A per-sandbox mount of a read-only filesystem image (erofs), made on the
-// host side with the new mount API and held as a detached mount: it belongs
-// to no mount namespace until a sandbox child attaches (parts of) it. The
-// image file is passed to the kernel as /proc/self/fd/N, so the sandbox's
-// mountinfo names that, never the image's host path. Every ImageMount is a
-// superblock of its own (file-backed erofs, no loop device): two sandboxes
-// on one image share no inode, so an inotify watch, a lock or a lease in one
-// is not seen by the other. Closing the fd frees the mount once no sandbox
-// has it attached.
+// A sandbox's mount of a read-only filesystem image, made on the host side
+// with the new mount API and held as a detached mount: it belongs to no
+// mount namespace until a sandbox child attaches (parts of) it. Two kinds:
+//  - mount_file/mount_fd: the image file itself as erofs (file-backed, no
+//    loop device), a superblock of its own. The machine's shared mount of an
+//    image is one of these (sandbox/shared_image.h).
+//  - overlay_over: what a sandbox gets, a read-only overlayfs of its own over
+//    that shared mount. Its inodes are the overlay's, so two sandboxes on one
+//    image share no inode: an inotify watch, a lock or a lease in one is not
+//    seen by the other. The page cache is the shared mount's: the loader and
+//    libc are read from the image once per machine, not once per sandbox.
+// Layers and image files are passed to the kernel as /proc/self/fd/N, so the
+// sandbox's mountinfo names those, never a host path. Closing the fd frees
+// the mount once no sandbox has it attached.
 #pragma once
 
 #include <string>
@@ -45,6 +50,10 @@ class ImageMount {
   static ImageMountResult<ImageMount> mount_file(const std::string& image_file);
   // The same from an open image file (its offset and flags do not matter).
   static ImageMountResult<ImageMount> mount_fd(int image_fd);
+  // A read-only overlay whose only content is the directory `image_root`
+  // (the root of a mounted image); `empty_layer` is an empty directory, the
+  // second lower layer an overlay without an upper layer needs.
+  static ImageMountResult<ImageMount> overlay_over(int image_root, int empty_layer);
 
   int fd() const { return mount_.get(); }  // the detached mount (root of the image)
 
@@ -55,11 +64,10 @@ class ImageMount {
   Result<UniqueFd> clone_subtree(const std::string& path) const;
 
   // Reads what every dynamically linked program of a Debian image loads
-  // first (kLoaderFiles) through this mount, so that its page cache (this
-  // superblock's own: nothing is shared with another sandbox) holds them
-  // decompressed before a job execs. Used by the warm pool's refills, off
-  // the job's path. Best effort: a file the image lacks is skipped. Returns
-  // the bytes read.
+  // first (kLoaderFiles) through this mount, so that the page cache holds
+  // them decompressed before a job execs. Used by the warm pool's refills,
+  // off the job's path. Best effort: a file the image lacks is skipped.
+  // Returns the bytes read.
   size_t prefetch_loader() const;
 
  private:

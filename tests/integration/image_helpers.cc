@@ -1,5 +1,8 @@
 #include "image_helpers.h"
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
 #include <cstdlib>
 
 #include "images/image_store.h"
@@ -14,6 +17,12 @@ std::string test_image_dir() {
 
 bool test_image_built(const std::string& name) {
   return images::ImageStore(test_image_dir()).resolve({name, ""}).has_value();
+}
+
+bool shared_image_mounted(const std::string& hex) {
+  struct statfs sf {};
+  return ::statfs(("/run/airlock/images/" + hex).c_str(), &sf) == 0 &&
+         static_cast<unsigned long>(sf.f_type) == EROFS_SUPER_MAGIC_V1;
 }
 
 std::string lock_holder_script(const std::string& path) {

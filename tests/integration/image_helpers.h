@@ -11,6 +11,10 @@ std::string test_image_dir();
 // Whether `name` is in the test store (a test that needs it skips otherwise).
 bool test_image_built(const std::string& name);
 
+// Whether the machine's shared mount of image `hex` (sandbox/shared_image.h)
+// is mounted now.
+bool shared_image_mounted(const std::string& hex);
+
 // Two jobs at once on one file of an image (the isolation tests): the holder
 // takes a shared lock on `path`, creates /workspace/ready, and holds the lock
 // until /workspace/done appears (30 s at most); the probe opens and reads

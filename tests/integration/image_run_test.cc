@@ -84,6 +84,7 @@ TEST_F(TinyStore, ACorruptImageIsRefusedEvenAfterItWasVerified) {
   EXPECT_EQ(first["image"].value("requested", ""), "tiny@sha256:" + hex_);
   EXPECT_EQ(first["image"].value("manifest_digest", ""),
             "sha256:" + airlock::Sha256::of(read_text(store_ + "/manifests/" + hex_ + ".json")));
+  EXPECT_TRUE(airlock::testing::shared_image_mounted(hex_)) << "the checked image is not mounted";
   // One byte changes in place: the verification kept for the file no longer
   // applies (its ctime changed), so it is hashed again and refused.
   fs::permissions(blob_, fs::perms::owner_write, fs::perm_options::add);
@@ -96,6 +97,8 @@ TEST_F(TinyStore, ACorruptImageIsRefusedEvenAfterItWasVerified) {
   EXPECT_NE(second.value("reason", "").find("corrupt"), std::string::npos)
       << second.value("reason", "");
   EXPECT_NE(second.value("reason", "").find(hex_), std::string::npos);
+  // The machine's mount made from the file before it changed is gone.
+  EXPECT_FALSE(airlock::testing::shared_image_mounted(hex_));
   // Gone from the store: refused as missing.
   fs::remove(blob_);
   auto third = run("tiny").record();
@@ -125,10 +128,11 @@ for k, v in sorted(os.environ.items()): print("env %s=%s" % (k, v))
   ASSERT_EQ(rec.value("outcome", ""), "succeeded") << r.out << r.err;
   std::string out = rec["stdout"].value("text", "");
   EXPECT_NE(out.find("write /usr EROFS"), std::string::npos) << out;
-  // The mount's root is /usr inside the image; its source is the fd the
-  // host mounted it from, never the image's path in the store.
+  // The mount's root is /usr inside the image; it is the sandbox's own
+  // overlay over the machine's mount of the image (sandbox/shared_image.h),
+  // never the image's path in the store.
   EXPECT_NE(out.find("usr /usr ro,nosuid,nodev"), std::string::npos) << out;
-  EXPECT_NE(out.find("erofs /proc/self/fd/"), std::string::npos) << out;
+  EXPECT_NE(out.find("overlay image"), std::string::npos) << out;
   EXPECT_EQ(out.find(test_image_dir()), std::string::npos) << out;
   EXPECT_FALSE(rec["image"].value("digest", "").empty());
   EXPECT_TRUE(rec["image"].value("pinned", false));
@@ -210,7 +214,8 @@ TEST(ImageSession, ASessionRunsOnItsImageAndHoldsItUntilItCloses) {
     auto r = (*session)->exec(
         "c1", {"shell", "cat /proc/self/mountinfo; head -1 /etc/os-release", 30000}, {});
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_NE(r->stdout_text.find("erofs /proc/self/fd/"), std::string::npos) << r->stdout_text;
+    EXPECT_NE(r->stdout_text.find("overlay image"), std::string::npos) << r->stdout_text;
+    EXPECT_NE(r->stdout_text.find("lowerdir=/proc/self/fd/"), std::string::npos) << r->stdout_text;
     EXPECT_NE(r->stdout_text.find("Debian"), std::string::npos) << r->stdout_text;
     // Held: rm and gc could not take the image away now.
     EXPECT_FALSE(airlock::images::claim_unused(store, stored->digest))

@@ -190,11 +190,31 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
+namespace {
+
+// The machine's shared mount of an image (sandbox/shared_image.h): made by
+// the first job on the image and kept on purpose, read-only erofs at
+// /run/airlock/images/<64 hex>. Nothing else of airlock may stay mounted.
+bool is_shared_image_mount(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> f;
+  for (std::string w; in >> w;) f.push_back(w);
+  auto dash = std::find(f.begin(), f.end(), "-");
+  if (f.size() < 6 || dash == f.end() || dash + 1 == f.end()) return false;
+  const std::string prefix = "/run/airlock/images/";
+  const std::string& point = f[4];
+  if (point.rfind(prefix, 0) != 0 || point.size() != prefix.size() + 64) return false;
+  if (point.find_first_not_of("0123456789abcdef", prefix.size()) != std::string::npos) return false;
+  return *(dash + 1) == "erofs" && f[5].rfind("ro,", 0) == 0;
+}
+
+}  // namespace
+
 std::vector<std::string> airlock_mounts() {
   std::vector<std::string> out;
   std::istringstream in(read_file("/proc/self/mountinfo"));
   for (std::string line; std::getline(in, line);)
-    if (line.find("airlock") != std::string::npos) out.push_back(line);
+    if (line.find("airlock") != std::string::npos && !is_shared_image_mount(line)) out.push_back(line);
   return out;
 }
 

@@ -90,7 +90,8 @@ std::string text_of(const nlohmann::json& record, const char* stream);  // a str
 // stderr, limits, signal, exit code, truncation, output verdicts).
 void expect_verdict(const Case& c, const nlohmann::json& record, const std::string& context);
 
-// Mount lines of this process's mount table that name airlock.
+// Mount lines of this process's mount table that name airlock, but the
+// machine's shared image mounts (kept on purpose: sandbox/shared_image.h).
 std::vector<std::string> airlock_mounts();
 // No process of the job's host uid, no mount of it (or new since
 // `mounts_before`), no cgroup named after its record id is left.

@@ -91,6 +91,8 @@ ServiceProcess* ServiceHostile::svc_ = nullptr;
 TEST_P(ServiceHostile, ContainedThroughTheApi) {
   const Case& c = GetParam();
   ASSERT_TRUE(c.one("expect-outcome").has_value()) << c.file << ": no '# expect-outcome:' header";
+  for (const auto& need : c.all("requires"))
+    if (auto missing = unmet_requirement(need)) GTEST_SKIP() << c.file << ": " << *missing;
   if (auto why = not_through_the_api(c); !why.empty())
     GTEST_SKIP() << c.file << " runs only through airlock run (HostileTest): " << why;
   HostSetup setup;  // listeners, a canary, a pipe core_pattern: the same as through airlock run

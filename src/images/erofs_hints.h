@@ -1,8 +1,10 @@
 // Which files of an image stay uncompressed: mkfs.erofs's --compress-hints
-// file. A sandbox's mount of its image is a superblock of its own, so every
-// job's first exec reads the loader and libc through an empty page cache;
-// compressed (lz4hc), those pages are decompressed again for every job, which
-// was most of a cold start's extra time on an image (docs/performance.md).
+// file. Chosen when every sandbox had a superblock of its own, whose first
+// exec read the loader and libc through an empty page cache (decompressing
+// lz4hc for every job: most of a cold start's extra time on an image,
+// docs/performance.md). Sandboxes now share one mount per image
+// (sandbox/shared_image.h), so this helps the first job after a mount only;
+// kept because it costs ~1% of an image and keeps that first start cheap.
 // Kept plain: the loader, libc and libm, ld.so.cache, the shells and the
 // Python interpreter with the libraries it needs; the rest stays lz4hc.
 // The text is fixed (no build-time input), so builds stay reproducible.

@@ -24,7 +24,7 @@ struct Mounts {  // the job's own filesystems, held by the host
   // What the sandbox attaches as /inputs (read-only there): a clone of
   // `inputs`, so the host can still admit files after the sandbox is made.
   UniqueFd inputs_view;
-  // Subtrees of this sandbox's own mount of its image (/usr, /etc files),
+  // Subtrees of this sandbox's own overlay of its image (/usr, /etc files),
   // attached by the child; closed once it has them.
   std::vector<UniqueFd> image_trees;
 };

@@ -99,7 +99,7 @@ Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext
   sb.id = new_job_id();
   sb.preloaded = ctx.zygote != nullptr;
   sb.class_key = sandbox_class_key(p, image_class(ctx.image), sb.preloaded);
-  std::optional<sandbox::ImageMount> image_mount;  // this sandbox's own superblock of the image
+  std::optional<sandbox::ImageMount> image_mount;  // this sandbox's own overlay of the image
   if (!ctx.image.is_host()) {
     auto opened = open_image(ctx.image, ctx.state_dir + "/cache");
     if (!opened) return std::unexpected(opened.error());

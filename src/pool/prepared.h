@@ -69,8 +69,8 @@ struct PrepareContext {
   bool prefetch_image = false;
 };
 
-// A sandbox on `context.image`: a stored image is checked (image_source.h)
-// and mounted for this sandbox alone. (A job checks its image before, so a
+// A sandbox on `context.image`: a stored image is checked and gets an
+// overlay of its own (image_source.h). (A job checks its image before, so a
 // refusal here is an error.)
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& policy, const PrepareContext& context);
 

@@ -253,24 +253,15 @@ std::string record_path(const std::string& state_dir, const std::string& id) {
 Cleanup Teardown::finish() {
   Cleanup done;
   if (!sandbox_) return done;
-  PreparedSandbox& sb = *sandbox_;
-  sb.process.reset();  // kills init if it still runs
-  bool had_mounts = sb.mounts.output.valid();
-  sb.mounts = Mounts{};
-  if (had_mounts) done.removed.push_back("mounts");
-  if (sb.cgroup) {
-    auto killed = sb.cgroup->kill_all();
-    auto removed = killed ? sb.cgroup->remove() : killed;
-    if (removed) done.removed.push_back("cgroup");
-    else done.failed.push_back("cgroup: " + removed.error().message());
-    sb.cgroup.reset();
-  }
-  if (sb.dir) {
-    if (auto st = sb.dir->remove(); st) done.removed.push_back("staging");
-    else done.failed.push_back("staging: " + st.error().message());
-  }
+  auto removal = sandbox_->tear_down();
+  done.removed = std::move(removal.removed);
+  done.failed = std::move(removal.failed);
   sandbox_.reset();  // the uid lease goes last: every process of it is dead
   return done;
+}
+
+std::vector<std::string> Teardown::pending() const {
+  return sandbox_ ? sandbox_->remains() : std::vector<std::string>{};
 }
 
 namespace {
@@ -299,9 +290,6 @@ RanJob run_until_teardown(const RunRequest& req, const RunEnvironment& env) {
         std::find(rec.cleanup.removed.begin(), rec.cleanup.removed.end(), "processes") != rec.cleanup.removed.end();
     if (sb->cgroup && !killed_already)
       if (auto killed = sb->cgroup->kill_all(); !killed) rec.cleanup.failed.push_back("processes: " + killed.error().message());
-    if (sb->mounts.output.valid()) rec.cleanup.after_record.push_back("mounts");
-    if (sb->cgroup) rec.cleanup.after_record.push_back("cgroup");
-    if (sb->dir) rec.cleanup.after_record.push_back("staging");
   }
   if (rec.usage.wall_ms == 0 && rec.outcome == Outcome::kSandboxError)
     rec.usage.wall_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -314,6 +302,7 @@ RanJob run_until_teardown(const RunRequest& req, const RunEnvironment& env) {
 
 RanJob run_job_before_teardown(const RunRequest& req, const RunEnvironment& env) {
   RanJob ran = run_until_teardown(req, env);
+  ran.record.cleanup.after_record = ran.teardown.pending();
   ran.record.finished_at = now_rfc3339();
   return ran;
 }
@@ -324,7 +313,6 @@ JobRecord run_job(const RunRequest& req, const RunEnvironment& env) {
   // Cleanup, in reverse order of creation; each step is recorded.
   Laps laps(rec.timing);
   Cleanup done = ran.teardown.finish();
-  rec.cleanup.after_record.clear();
   rec.cleanup.removed.insert(rec.cleanup.removed.end(), done.removed.begin(), done.removed.end());
   rec.cleanup.failed.insert(rec.cleanup.failed.end(), done.failed.begin(), done.failed.end());
   laps.lap("cleanup");

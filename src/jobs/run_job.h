@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "jobs/record.h"
 #include "jobs/run_request.h"
@@ -49,6 +50,9 @@ class Teardown {
   ~Teardown() { (void)finish(); }
   // What was removed and what failed ("what: why"); empty when nothing was left.
   Cleanup finish();
+  // What finish() will remove ("mounts", "cgroup", "staging"): the record's
+  // cleanup.after_record when the teardown comes after the record.
+  std::vector<std::string> pending() const;
 
  private:
   // Moves the sandbox out of `from` and leaves `from` empty (a moved-from

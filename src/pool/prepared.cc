@@ -34,17 +34,35 @@ std::string sandbox_class_key(const JobPolicy& p, const std::string& image, bool
   return key.str();
 }
 
-PreparedSandbox::~PreparedSandbox() {
+std::vector<std::string> PreparedSandbox::remains() const {
+  std::vector<std::string> out;
+  if (mounts.output.valid()) out.push_back("mounts");
+  if (cgroup) out.push_back("cgroup");
+  if (dir) out.push_back("staging");
+  return out;
+}
+
+PreparedSandbox::Removal PreparedSandbox::tear_down() {
+  Removal done;
   process.reset();  // SIGKILL to init: the whole pid namespace goes
-  if (cgroup) {
-    if (cgroup->kill_all()) (void)cgroup->remove();
-    cgroup.reset();
-  }
+  if (mounts.output.valid()) done.removed.push_back("mounts");
   mounts = Mounts{};
   stdout_r.reset();
   stderr_r.reset();
   stdin_w.reset();
-  if (dir) (void)dir->remove();
+  if (cgroup) {
+    auto killed = cgroup->kill_all();
+    auto removed = killed ? cgroup->remove() : killed;
+    if (removed) done.removed.push_back("cgroup");
+    else done.failed.push_back("cgroup: " + removed.error().message());
+    cgroup.reset();
+  }
+  if (dir) {
+    if (auto st = dir->remove(); st) done.removed.push_back("staging");
+    else done.failed.push_back("staging: " + st.error().message());
+    dir.reset();
+  }
+  return done;
 }
 
 namespace {

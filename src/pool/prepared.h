@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "base/result.h"
@@ -53,8 +54,20 @@ struct PreparedSandbox {
   PreparedSandbox() = default;
   PreparedSandbox(PreparedSandbox&&) = default;
   PreparedSandbox& operator=(PreparedSandbox&&) = default;
-  ~PreparedSandbox();  // an unused sandbox: init, cgroup, mounts and directory go
+  ~PreparedSandbox() { (void)tear_down(); }  // an unused sandbox: everything goes
   uid_t host_base() const { return lease ? lease->base() : 0; }
+
+  // What tear_down() would remove: "mounts", "cgroup", "staging".
+  std::vector<std::string> remains() const;
+  // Removes the sandbox's remains in the reverse order of their making: init
+  // (and with it the pid namespace), the mounts, every process of the cgroup
+  // and the cgroup, the staging directory. What went, and what failed
+  // ("what: why"). The uid lease stays: it goes with the object, when every
+  // process of it is dead.
+  struct Removal {
+    std::vector<std::string> removed, failed;
+  };
+  Removal tear_down();
 };
 
 struct PrepareContext {

@@ -1,6 +1,7 @@
 #include "sandbox/init.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -136,6 +137,44 @@ int exec_program(const CommandView& cmd) {
   ::_exit(error == ENOENT ? 127 : 126);
 }
 
+// The payload's own stack while it shares init's memory (spawn_payload).
+// Static: init never allocates, and untouched .bss costs no memory.
+alignas(64) char g_payload_stack[64 * 1024];
+
+struct PayloadStart {
+  const SandboxSpec* spec;
+  const CommandView* cmd;
+  int gate_sock;
+};
+
+int payload_main(void* arg) {
+  const auto* start = static_cast<const PayloadStart*>(arg);
+  start_payload(*start->spec, *start->cmd, start->gate_sock);
+}
+
+// Starts the payload. When it execs a program and nothing must answer it
+// before that exec, it shares init's memory until the exec (CLONE_VM |
+// CLONE_VFORK, as posix_spawn does, on a stack of its own; init waits): no
+// page table of init is copied, written-protected and faulted back. Init
+// inherited its address space from whoever cloned it, the pool's threaded
+// process for a warm sandbox (hundreds of MB mapped), so that copy was the
+// larger part of a warm job's start on a machine with costly page tables
+// (docs/performance.md). A copy (fork) where the payload keeps running
+// airlock's code (a preloaded interpreter's fork), or where init must answer
+// its exec through the profile's gate, which a waiting init could not.
+Result<pid_t> spawn_payload(const SandboxSpec& spec, const CommandView& cmd, int gate_sock) {
+  if (spec.in_process != nullptr || narrows(cmd)) {
+    auto pid = sys::raw_fork();
+    if (pid && *pid == 0) start_payload(spec, cmd, gate_sock);
+    return pid;
+  }
+  PayloadStart start{&spec, &cmd, gate_sock};
+  int pid = ::clone(payload_main, g_payload_stack + sizeof(g_payload_stack),
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  if (pid < 0) return fail_errno("start the payload");
+  return pid;
+}
+
 // Reaps everything that ended; true (with its status) once the payload has.
 bool reap(pid_t payload, int* payload_status) {
   bool done = false;
@@ -178,14 +217,13 @@ void run_init(const SandboxSpec& spec) {
     send_msg(MsgKind::kError, errno);
     ::_exit(125);
   }
-  // A raw clone: no atfork handlers, nothing that could wait on a lock
+  // Raw clones: no atfork handlers, nothing that could wait on a lock
   // inherited from a threaded parent.
-  auto pid = sys::raw_fork();
+  auto pid = spawn_payload(spec, command, gate[1]);
   if (!pid) {
     send_msg(MsgKind::kError, pid.error().err);
     ::_exit(125);
   }
-  if (*pid == 0) start_payload(spec, command, gate[1]);
   if (g_request_fd >= 0) ::close(g_request_fd);  // the payload's alone: the host sees its end
   int listener = -1;
   // The payload's one exec; none for a preloaded interpreter's fork, which

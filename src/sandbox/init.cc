@@ -155,7 +155,7 @@ int payload_main(void* arg) {
 // Starts the payload. When it execs a program and nothing must answer it
 // before that exec, it shares init's memory until the exec (CLONE_VM |
 // CLONE_VFORK, as posix_spawn does, on a stack of its own; init waits): no
-// page table of init is copied, written-protected and faulted back. Init
+// page table of init is copied, write-protected and faulted back. Init
 // inherited its address space from whoever cloned it, the pool's threaded
 // process for a warm sandbox (hundreds of MB mapped), so that copy was the
 // larger part of a warm job's start on a machine with costly page tables

@@ -18,6 +18,7 @@
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "${here}/../.." && pwd)"
 . "${here}/privileges_setup.sh" airlock-k8s-priv unshare setpriv mountpoint
 [[ "$caps" == "sys_admin,setuid,setgid,sys_nice" ]] || { echo "FAIL: worker.yaml adds '$caps'; this test knows sys_admin,setuid,setgid,sys_nice"; exit 1; }
 tmp="$work"
@@ -49,7 +50,12 @@ container() {
     mount --bind /run/airlock/uids "$tmp/run/uids"
     mount --rbind "$tmp/run" /run/airlock
     mount --bind "$tmp/state" /var/lib/airlock
-    mount --bind "$tmp/tmp" /tmp
+    # A checkout under /tmp (a clone made there) would vanish under the
+    # pod'"'"'s /tmp: it is bound into that /tmp at the same path first.
+    case "$3" in /tmp/*)
+      mkdir -p "$tmp/tmp${3#/tmp}" && mount --bind "$3" "$tmp/tmp${3#/tmp}" ;;
+    esac
+    mount --rbind "$tmp/tmp" /tmp
     mount -o remount,bind,ro /
     mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys
     for f in /proc/timer_list /proc/sched_debug /proc/kcore /proc/keys; do
@@ -60,9 +66,9 @@ container() {
         mount -o remount,bind,ro "$m"
       done
     fi
-    shift 2
+    shift 3
     exec setpriv --bounding-set "$0" --inh-caps -all --ambient-caps -all -- "$@"
-  ' "$bounding" "$cgroups" "$tmp" "$@"
+  ' "$bounding" "$cgroups" "$tmp" "$repo" "$@"
 }
 all="-all,+${caps//,/,+}"
 job=("$airlock" run --state-dir /var/lib/airlock)

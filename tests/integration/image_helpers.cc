@@ -4,6 +4,10 @@
 #include <sys/vfs.h>
 
 #include <cstdlib>
+#include <filesystem>
+
+#include "base/sha256.h"
+#include "run_helpers.h"
 
 #include "images/image_store.h"
 
@@ -17,6 +21,21 @@ std::string test_image_dir() {
 
 bool test_image_built(const std::string& name) {
   return images::ImageStore(test_image_dir()).resolve({name, ""}).has_value();
+}
+
+std::string make_tiny_store(const std::string& store, const std::string& work, const std::string& id) {
+  namespace fs = std::filesystem;
+  for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"}) fs::create_directories(store + "/" + d);
+  fs::create_directories(work + "/root/usr/lib");
+  write_text(work + "/root/usr/lib/os-release", "ID=" + id + "\n");
+  std::string blob = work + "/tiny.erofs";
+  std::string cmd = "mkfs.erofs -T0 --all-root " + blob + " " + work + "/root >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) return "";
+  std::string hex = Sha256::of(read_text(blob));
+  fs::rename(blob, store + "/blobs/" + hex + ".erofs");
+  write_text(store + "/manifests/" + hex + ".json", "{\"name\":\"tiny\"}\n");
+  write_text(store + "/names/tiny", "sha256:" + hex + "\n");
+  return hex;
 }
 
 bool shared_image_mounted(const std::string& hex) {

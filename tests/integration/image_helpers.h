@@ -11,6 +11,12 @@ std::string test_image_dir();
 // Whether `name` is in the test store (a test that needs it skips otherwise).
 bool test_image_built(const std::string& name);
 
+// A store at `store` with one tiny image named `tiny` (a /usr with the file
+// lib/os-release saying ID=`id`), made with mkfs.erofs in `work`: enough to be
+// checked, mounted and refused, not to run a program. Returns its hex digest,
+// "" when mkfs.erofs (erofs-utils) failed.
+std::string make_tiny_store(const std::string& store, const std::string& work, const std::string& id);
+
 // Whether the machine's shared mount of image `hex` (sandbox/shared_image.h)
 // is mounted now.
 bool shared_image_mounted(const std::string& hex);

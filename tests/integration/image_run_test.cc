@@ -33,19 +33,9 @@ class TinyStore : public testing::Test {
  protected:
   void SetUp() override {
     store_ = dir_.sub("store");
-    for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"})
-      fs::create_directories(store_ + "/" + d);
-    fs::create_directories(dir_.sub("root/usr/lib"));
-    write_text(dir_.sub("root/usr/lib/os-release"), "ID=tiny\n");
-    std::string blob = dir_.sub("tiny.erofs");
-    std::string cmd =
-        "mkfs.erofs -T0 --all-root " + blob + " " + dir_.sub("root") + " >/dev/null 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << "mkfs.erofs (erofs-utils) is needed";
-    hex_ = airlock::Sha256::of(read_text(blob));
+    hex_ = airlock::testing::make_tiny_store(store_, dir_.path(), "tiny");
+    ASSERT_FALSE(hex_.empty()) << "mkfs.erofs (erofs-utils) is needed";
     blob_ = store_ + "/blobs/" + hex_ + ".erofs";
-    fs::rename(blob, blob_);
-    write_text(store_ + "/manifests/" + hex_ + ".json", "{\"name\":\"tiny\"}\n");
-    write_text(store_ + "/names/tiny", "sha256:" + hex_ + "\n");
   }
   airlock::testing::Ran run(const std::string& image) {
     return run_airlock({"run", "--json", "--state-dir", dir_.state(), "--image", image,

@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <string>
 
-#include "base/sha256.h"
 #include "image_helpers.h"
 #include "run_helpers.h"
 
@@ -128,17 +127,8 @@ TEST_F(SharedImageMount, ReleaseUnmountsAndTheNextJobMountsAgain) {
 TEST(SharedImageMountOfTheStore, RmReleasesTheMountOfTheImageItRemoves) {
   TempDir dir;
   std::string store = dir.sub("store");
-  for (const char* d : {"blobs", "manifests", "names", "inuse", "tmp"})
-    fs::create_directories(store + "/" + d);
-  fs::create_directories(dir.sub("root/usr/lib"));
-  airlock::testing::write_text(dir.sub("root/usr/lib/os-release"), "ID=shared-tiny\n");
-  std::string blob = dir.sub("tiny.erofs");
-  std::string cmd = "mkfs.erofs -T0 --all-root " + blob + " " + dir.sub("root") + " >/dev/null 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "mkfs.erofs (erofs-utils) is needed";
-  std::string hex = airlock::Sha256::of(read_text(blob));
-  fs::rename(blob, store + "/blobs/" + hex + ".erofs");
-  airlock::testing::write_text(store + "/manifests/" + hex + ".json", "{\"name\":\"tiny\"}\n");
-  airlock::testing::write_text(store + "/names/tiny", "sha256:" + hex + "\n");
+  std::string hex = airlock::testing::make_tiny_store(store, dir.path(), "shared-tiny");
+  ASSERT_FALSE(hex.empty()) << "mkfs.erofs (erofs-utils) is needed";
 
   auto ran = run_airlock({"run", "--json", "--state-dir", dir.state(), "--image", "tiny",
                           "--image-dir", store, "--", "/usr/bin/true"});

@@ -128,6 +128,22 @@ ImageMountResult<ImageMount> overlay_shared_image(int shared_root) {
   return ImageMount::overlay_over(shared_root, empty.get());
 }
 
+Status detach_shared_image_copies() {
+  UniqueFd dir(::open(kSharedImageDir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir) return errno == ENOENT ? Status{} : fail_errno(std::string("open ") + kSharedImageDir);
+  std::vector<std::string> names;
+  DIR* d = ::fdopendir(dir.release());
+  if (!d) return fail_errno(std::string("read ") + kSharedImageDir);
+  while (dirent* e = ::readdir(d))
+    if (is_hex_digest(e->d_name)) names.push_back(e->d_name);
+  ::closedir(d);
+  for (const std::string& hex : names)
+    while (image_mounted_at(mount_path(hex)))
+      if (::umount2(mount_path(hex).c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+        return fail_errno("detach the copy of " + mount_path(hex));
+  return {};
+}
+
 Status release_shared_image(const std::string& hex) {
   if (!is_hex_digest(hex)) return fail("not an image digest: " + hex);
   if (::access(kSharedImageDir, F_OK) < 0 && errno == ENOENT) return {};

@@ -43,6 +43,12 @@ ImageMountResult<UniqueFd> mount_shared_image(const std::string& hex, int image_
 // A sandbox's own overlay over the shared mount's root `shared_root`.
 ImageMountResult<ImageMount> overlay_shared_image(int shared_root);
 
+// In a private mount namespace made as a copy of the host's (the preloaded
+// interpreter's): detaches this namespace's copies of the shared mounts, so
+// that it does not keep an image's superblock and file after the host
+// released them. The host's mounts and files are untouched.
+Status detach_shared_image_copies();
+
 // Detaches the shared mount of `hex` (sandboxes running on it keep theirs:
 // an overlay holds its layer) and removes its files. Nothing to do is fine.
 Status release_shared_image(const std::string& hex);

@@ -20,6 +20,7 @@
 #include "sandbox/image_mount.h"
 #include "sandbox/preload_python.h"
 #include "sandbox/python_embed.h"
+#include "sandbox/shared_image.h"
 #include "sandbox/spec_codec.h"
 #include "sys/fd_passing.h"
 
@@ -97,6 +98,7 @@ Status private_view(int image_root) {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0) return fail_errno("make / private");
   if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") < 0)
     return fail_errno("mount a private /tmp");
+  if (auto st = detach_shared_image_copies(); !st) return st;
   if (image_root < 0) return {};
   for (const char* dir : {"usr", "etc"})
     if (auto st = attach_image_subtree(image_root, dir, std::string("/") + dir); !st) return st;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "image_helpers.h"
+#include "pool_helpers.h"
 #include "run_helpers.h"
 
 namespace {
@@ -120,6 +121,28 @@ TEST_F(SharedImageMount, ReleaseUnmountsAndTheNextJobMountsAgain) {
   ASSERT_EQ(run("print(2)").record().value("outcome", ""), "succeeded");
   EXPECT_TRUE(shared_image_mounted(hex_));
   EXPECT_EQ(run_airlock({"image", "release", "extra"}).status, 125);
+}
+
+// The preloaded interpreter's mount namespace is a private copy of the
+// host's: it drops its copies of the shared mounts, so that it does not keep
+// a released image's superblock and file alive for as long as it runs.
+TEST_F(SharedImageMount, ThePreloadedInterpreterKeepsNoCopyOfTheSharedMounts) {
+  ASSERT_EQ(run("print(1)").record().value("outcome", ""), "succeeded");
+  ASSERT_TRUE(shared_image_mounted(hex_));
+  airlock::testing::TestPool pool(dir_.path(), dir_.sub("pool-state"), 0, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  std::vector<pid_t> zygotes;
+  for (pid_t p : airlock::testing::descendants_of(pool.pid()))
+    if (read_text("/proc/" + std::to_string(p) + "/cmdline").find("zygote") != std::string::npos)
+      zygotes.push_back(p);
+  ASSERT_FALSE(zygotes.empty()) << "no preloaded interpreter under the pool " << pool.pid();
+  for (pid_t z : zygotes) {
+    std::string mounts = read_text("/proc/" + std::to_string(z) + "/mountinfo");
+    EXPECT_EQ(mounts.find(shared_path(hex_)), std::string::npos) << "zygote " << z << ":\n" << mounts;
+    EXPECT_NE(mounts.find(" /tmp "), std::string::npos) << "not the interpreter's own namespace";
+  }
+  EXPECT_NE(read_text("/proc/self/mountinfo").find(shared_path(hex_)), std::string::npos);
+  EXPECT_EQ(pool.stop(), 0);
 }
 
 // A tiny erofs image (a /usr with one file) in a store of its own: enough

@@ -71,6 +71,27 @@ Result<bool> release_locked(const std::string& hex) {
   return mounted;
 }
 
+// The images the directory has a mount point or an identity file of
+// (<hex>, <hex>.file), each once; none when there is no directory.
+Result<std::vector<std::string>> listed_images() {
+  std::vector<std::string> names;
+  UniqueFd dir(::open(kSharedImageDir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir) {
+    if (errno == ENOENT) return names;
+    return fail_errno(std::string("open ") + kSharedImageDir);
+  }
+  DIR* d = ::fdopendir(dir.release());
+  if (!d) return fail_errno(std::string("read ") + kSharedImageDir);
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() > 5 && name.ends_with(".file")) name.resize(name.size() - 5);
+    if (is_hex_digest(name) && std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  }
+  ::closedir(d);
+  return names;
+}
+
 std::unexpected<ImageMountError> mount_api_error(const Error& e) {
   return std::unexpected(ImageMountError{ImageMountFailure::kMountApi, e});
 }
@@ -129,15 +150,9 @@ ImageMountResult<ImageMount> overlay_shared_image(int shared_root) {
 }
 
 Status detach_shared_image_copies() {
-  UniqueFd dir(::open(kSharedImageDir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!dir) return errno == ENOENT ? Status{} : fail_errno(std::string("open ") + kSharedImageDir);
-  std::vector<std::string> names;
-  DIR* d = ::fdopendir(dir.release());
-  if (!d) return fail_errno(std::string("read ") + kSharedImageDir);
-  while (dirent* e = ::readdir(d))
-    if (is_hex_digest(e->d_name)) names.push_back(e->d_name);
-  ::closedir(d);
-  for (const std::string& hex : names)
+  auto names = listed_images();
+  if (!names) return std::unexpected(names.error());
+  for (const std::string& hex : *names)
     while (image_mounted_at(mount_path(hex)))
       if (::umount2(mount_path(hex).c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
         return fail_errno("detach the copy of " + mount_path(hex));
@@ -155,25 +170,13 @@ Status release_shared_image(const std::string& hex) {
 }
 
 Result<int> release_shared_images() {
-  UniqueFd dir(::open(kSharedImageDir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!dir) {
-    if (errno == ENOENT) return 0;
-    return fail_errno(std::string("open ") + kSharedImageDir);
-  }
+  auto names = listed_images();
+  if (!names) return std::unexpected(names.error());
+  if (names->empty()) return 0;
   auto lock = lock_dir();
   if (!lock) return std::unexpected(lock.error());
-  std::vector<std::string> names;
-  DIR* d = ::fdopendir(dir.release());
-  if (!d) return fail_errno(std::string("read ") + kSharedImageDir);
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name.size() > 5 && name.ends_with(".file")) name.resize(name.size() - 5);
-    if (is_hex_digest(name) && std::find(names.begin(), names.end(), name) == names.end())
-      names.push_back(name);
-  }
-  ::closedir(d);
   int count = 0;
-  for (const std::string& hex : names) {
+  for (const std::string& hex : *names) {
     auto released = release_locked(hex);
     if (!released) return std::unexpected(released.error());
     count += *released ? 1 : 0;

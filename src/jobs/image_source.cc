@@ -37,6 +37,13 @@ Result<std::string> hash_fd(int fd) {
   return sha.hex_digest();
 }
 
+// The hex part of "sha256:<64 chars>".
+Result<std::string> digest_hex(const std::string& digest) {
+  if (digest.rfind(kPrefix, 0) != 0 || digest.size() != kPrefix.size() + 64)
+    return fail("not an image digest: " + digest);
+  return digest.substr(kPrefix.size());
+}
+
 }  // namespace
 
 void apply_image_env(const ImageSource& image,
@@ -59,9 +66,9 @@ void apply_image_env(const ImageSource& image,
 
 Result<std::optional<std::string>> check_image_file(int fd, const std::string& digest,
                                                     const std::string& cache_dir) {
-  if (digest.rfind(kPrefix, 0) != 0 || digest.size() != kPrefix.size() + 64)
-    return fail("not an image digest: " + digest);
-  const std::string hex = digest.substr(kPrefix.size());
+  auto hex_of = digest_hex(digest);
+  if (!hex_of) return std::unexpected(hex_of.error());
+  const std::string& hex = *hex_of;
   struct stat st {};
   if (::fstat(fd, &st) < 0) return fail_errno("stat the image file");
   if (!S_ISREG(st.st_mode))
@@ -93,9 +100,9 @@ Result<std::optional<std::string>> check_image_file(int fd, const std::string& d
 Result<OpenedImage> open_image(const ImageSource& image, const std::string& cache_dir) {
   OpenedImage opened;
   const std::string& digest = image.info.digest;
-  if (digest.rfind(kPrefix, 0) != 0 || digest.size() != kPrefix.size() + 64)
-    return fail("not an image digest: " + digest);
-  const std::string hex = digest.substr(kPrefix.size());
+  auto hex_of = digest_hex(digest);
+  if (!hex_of) return std::unexpected(hex_of.error());
+  const std::string& hex = *hex_of;
   UniqueFd file(::open(image.blob_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!file) {
     if (errno == ENOENT) {

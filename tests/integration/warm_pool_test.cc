@@ -225,6 +225,23 @@ TEST(WarmPool, LimitsOfTheJobApplyToAPreparedSandbox) {
   EXPECT_NE(pids.dump().find("\"pids\""), std::string::npos) << pids.dump();
 }
 
+// A preloaded sandbox's payload is forked before its job is known (so the
+// copy of the interpreter is made in the pool, not on the job's path) and
+// takes the job's RLIMIT_CPU when the job is handed to it: its own limit, one
+// second over its cpu time, whether above or below the pool's default (60 s).
+TEST(WarmPool, APreloadedJobHasItsOwnCpuTimeRlimit) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  const char* code = "import resource; print(*resource.getrlimit(resource.RLIMIT_CPU))";
+  for (const char* seconds : {"5", "300"}) {
+    json rec = run_json(dir, {"--start", "preloaded", "--cpu-time", seconds, "--", "python3", "-c", code});
+    EXPECT_EQ(start_of(rec), "preloaded") << rec.dump();
+    const std::string soft = std::to_string(std::stoi(seconds) + 1);
+    EXPECT_EQ(out_of(rec), soft + " " + std::to_string(std::stoi(seconds) + 2) + "\n") << rec.dump();
+  }
+}
+
 // The pool's refill threads prepare sandboxes at nice 10 (behind jobs); the
 // job that takes one must not inherit that, nor a preloaded one its
 // interpreter's: it runs at its runner's policy and priority. Fields 19 and 41 of

@@ -92,10 +92,7 @@ Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
   errno = 0;
   int nice = ::getpriority(PRIO_PROCESS, 0);
   if (nice == -1 && errno != 0) return fail_errno("read this process's priority");
-  // Init's process group: init, and a preloaded sandbox's payload, forked
-  // ahead (sandbox/init.cc), which takes init's cpu limit itself but could
-  // not raise its own priority.
-  if (::setpriority(PRIO_PGRP, static_cast<id_t>(sb.process->pid()), nice) < 0) {
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(sb.process->pid()), nice) < 0) {
     // Without CAP_SYS_NICE (a container that does not add it) a pooled
     // sandbox cannot be raised back: the job runs at the pool's priority
     // rather than not at all. Any other error is still the job's failure.
@@ -161,13 +158,6 @@ Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext
                               image_mount ? &*image_mount : nullptr);
   if (!built) return std::unexpected(built.error());
   if (!image_mount) sb.image = built->image;
-  if (ctx.zygote) {
-    // Its payload is forked before the job is known and takes init's cpu
-    // limit when the job starts, which it can lower but not raise: init
-    // starts without one, and fit_to_policy() sets the job's when it is taken.
-    for (auto& limit : built->spec.rlimits)
-      if (limit.resource == RLIMIT_CPU) limit.soft = limit.hard = RLIM_INFINITY;
-  }
 
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) < 0) return fail_errno("create the stdout pipe");

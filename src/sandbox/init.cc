@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -22,7 +21,6 @@ namespace {
 // Static, not heap: init never allocates (it may be a fork of a threaded
 // process), and a prepared sandbox costs no memory for these until used.
 char g_command[kMaxCommandBytes];
-size_t g_command_size = 0;
 char* g_slots[kMaxCommandStrings + 4];
 
 void send_msg(MsgKind kind, int value) {
@@ -70,7 +68,6 @@ bool receive_command(CommandView* command) {
   if (recv_run(&msg) != sizeof(msg) || msg.kind != MsgKind::kRun) return false;
   ssize_t n = recv_retry(g_command, sizeof(g_command));
   if (n <= 0 || n != msg.value) return false;
-  g_command_size = static_cast<size_t>(n);
   return decode_command(g_command, static_cast<size_t>(n), g_slots,
                         sizeof(g_slots) / sizeof(g_slots[0]), command);
 }
@@ -140,118 +137,6 @@ int exec_program(const CommandView& cmd) {
   ::_exit(error == ENOENT ? 127 : 126);
 }
 
-// A preloaded interpreter's payload (spec.in_process) is forked before init
-// says kReady: the copy of the interpreter's memory is made while the sandbox
-// waits in the pool, not on the job's path. It waits on its end of a socket
-// pair until init hands it the job (hand_off), then starts it as a payload
-// forked at that moment would.
-struct Handoff {
-  uint32_t size;    // the encoded command's bytes: the next message
-  uint32_t fds;     // kHandoffRequest | kHandoffGate: attached, in that order
-  rlimit cpu;       // init's RLIMIT_CPU, which the host set when it took the sandbox
-};
-constexpr uint32_t kHandoffRequest = 1;
-constexpr uint32_t kHandoffGate = 2;
-
-// Init's end of the pair with the payload forked ahead, and its pid (-1: none).
-int g_handoff = -1;
-pid_t g_ahead = -1;
-
-[[noreturn]] void await_handoff(const SandboxSpec& spec, int sock) {
-  Handoff h{};
-  iovec iov{&h, sizeof(h)};
-  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = control;
-  m.msg_controllen = sizeof(control);
-  ssize_t n;
-  do n = ::recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n != sizeof(h)) ::_exit(0);  // init ended without a job: so does this process
-  int fds[2] = {-1, -1};
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len <= CMSG_LEN(sizeof(fds)))
-      std::memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
-  do n = ::recv(sock, g_command, sizeof(g_command), 0);
-  while (n < 0 && errno == EINTR);
-  CommandView cmd;
-  int error = 0;
-  if (n <= 0 || static_cast<size_t>(n) != h.size ||
-      !decode_command(g_command, static_cast<size_t>(n), g_slots, sizeof(g_slots) / sizeof(g_slots[0]), &cmd))
-    error = EPROTO;
-  // The job's cpu time limit: this process was forked before the host set
-  // init's (a preloaded sandbox is made with none, so this only lowers it).
-  else if (::setrlimit(RLIMIT_CPU, &h.cpu) < 0)
-    error = errno;
-  ::send(sock, &error, sizeof(error), MSG_NOSIGNAL);
-  if (error != 0) ::_exit(125);
-  int next = 0;
-  if (h.fds & kHandoffRequest) g_request_fd = fds[next++];
-  int gate = (h.fds & kHandoffGate) ? fds[next] : -1;
-  ::close(sock);
-  start_payload(spec, cmd, gate);
-}
-
-// Forks the payload ahead (when the sandbox has an in-process payload).
-Status fork_ahead(const SandboxSpec& spec) {
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return fail_errno("pair with the payload");
-  auto pid = sys::raw_fork();
-  if (!pid) return std::unexpected(pid.error());
-  if (*pid == 0) {
-    ::close(pair[0]);
-    await_handoff(spec, pair[1]);
-  }
-  ::close(pair[1]);
-  g_handoff = pair[0];
-  g_ahead = *pid;
-  return {};
-}
-
-// Gives the payload forked ahead its command, the request channel and the
-// gate, and waits until it has taken them and the job's cpu time limit.
-Result<pid_t> hand_off(int gate_sock) {
-  Handoff h{};
-  h.size = static_cast<uint32_t>(g_command_size);
-  if (::getrlimit(RLIMIT_CPU, &h.cpu) < 0) return fail_errno("read the job's cpu time limit");
-  int fds[2];
-  int count = 0;
-  if (g_request_fd >= 0) {
-    fds[count++] = g_request_fd;
-    h.fds |= kHandoffRequest;
-  }
-  if (gate_sock >= 0) {
-    fds[count++] = gate_sock;
-    h.fds |= kHandoffGate;
-  }
-  iovec iov{&h, sizeof(h)};
-  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  if (count > 0) {
-    m.msg_control = control;
-    m.msg_controllen = CMSG_SPACE(count * sizeof(int));
-    cmsghdr* c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(count * sizeof(int));
-    std::memcpy(CMSG_DATA(c), fds, count * sizeof(int));
-  }
-  if (::sendmsg(g_handoff, &m, MSG_NOSIGNAL) != sizeof(h) ||
-      ::send(g_handoff, g_command, g_command_size, MSG_NOSIGNAL) != static_cast<ssize_t>(g_command_size))
-    return fail_errno("hand the job to the payload");
-  int error = EPIPE;  // the payload ended before it answered
-  ssize_t n;
-  do n = ::recv(g_handoff, &error, sizeof(error), 0);
-  while (n < 0 && errno == EINTR);
-  ::close(g_handoff);
-  if (error != 0) return fail_with("hand the job to the payload", error);
-  return g_ahead;
-}
-
 // The payload's own stack while it shares init's memory (spawn_payload).
 // Static: init never allocates, and untouched .bss costs no memory.
 alignas(64) char g_payload_stack[64 * 1024];
@@ -274,11 +159,10 @@ int payload_main(void* arg) {
 // inherited its address space from whoever cloned it, the pool's threaded
 // process for a warm sandbox (hundreds of MB mapped), so that copy was the
 // larger part of a warm job's start on a machine with costly page tables
-// (docs/performance.md). A copy (fork) where init must answer the payload's
-// exec through the profile's gate, which a waiting init could not; a
-// preloaded interpreter's payload was forked ahead (fork_ahead).
+// (docs/performance.md). A copy (fork) where the payload keeps running
+// airlock's code (a preloaded interpreter's fork), or where init must answer
+// its exec through the profile's gate, which a waiting init could not.
 Result<pid_t> spawn_payload(const SandboxSpec& spec, const CommandView& cmd, int gate_sock) {
-  if (g_ahead > 0) return hand_off(gate_sock);
   if (spec.in_process != nullptr || narrows(cmd)) {
     auto pid = sys::raw_fork();
     if (pid && *pid == 0) start_payload(spec, cmd, gate_sock);
@@ -314,12 +198,6 @@ void run_init(const SandboxSpec& spec) {
   for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
   ::setsid();
   ::fcntl(kSyncFd, F_SETFD, FD_CLOEXEC);
-  if (spec.in_process != nullptr) {
-    if (auto st = fork_ahead(spec); !st) {
-      send_msg(MsgKind::kError, st.error().err);
-      ::_exit(125);
-    }
-  }
   send_msg(MsgKind::kReady, 0);
   CommandView command;
   if (!receive_command(&command)) ::_exit(0);

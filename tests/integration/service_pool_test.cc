@@ -3,9 +3,7 @@
 // removes the pool's sandboxes.
 #include <signal.h>
 
-#include <chrono>
 #include <filesystem>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -24,11 +22,6 @@ TEST(ServicePool, CodeJobsStartPreloadedAndCommandsWarm) {
   ServiceProcess svc({"--warm", "1", "--preloaded", "1"});
   HttpClient http = svc.client();
   for (int i = 0; i < 3; ++i) {
-    // Time for both classes to make the sandbox the last round took (a
-    // preloaded one is a clone of the interpreter and its payload's fork:
-    // 10-45 ms here, longer on a loaded machine, where a job that finds its
-    // class empty starts the next way down, which is not what this test is about).
-    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     json code = run_job(http, svc.alpha, {{"code", "import sys\nprint('pandas' in sys.modules)"}});
     EXPECT_EQ(code["outcome"], "succeeded") << code.dump(2);
     EXPECT_EQ(start_of(code), "preloaded") << code.dump(2);

@@ -75,6 +75,11 @@ void WarmPool::refill_loop(Stock* stock) {
   // inherit it until a job takes one).
   (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kRefillNice);
   PoolClass c = stock->config;
+  // No cpu time limit until a job takes the sandbox: fit_to_policy() then
+  // lowers init's RLIMIT_CPU to the job's. Raising it instead (a job allowed
+  // more than the pool's default) needs CAP_SYS_RESOURCE, which a container's
+  // root often lacks (Docker's default set has none): such jobs failed.
+  c.policy.cpu_time_ms = 0;
   PrepareContext context{config_.state_dir, &cgroups_,
                          c.preloaded ? zygotes_.at(image_class(c.image)).get() : nullptr};
   context.image = c.image;

@@ -286,9 +286,8 @@ RanJob run_until_teardown(const RunRequest& req, const RunEnvironment& env) {
   }
   if (sb) {
     sb->process.reset();  // kills init if it still runs
-    const bool killed_already =
-        std::find(rec.cleanup.removed.begin(), rec.cleanup.removed.end(), "processes") != rec.cleanup.removed.end();
-    if (sb->cgroup && !killed_already)
+    // At once when the stop phase killed them already (Cgroup::kill_all).
+    if (sb->cgroup)
       if (auto killed = sb->cgroup->kill_all(); !killed) rec.cleanup.failed.push_back("processes: " + killed.error().message());
   }
   if (rec.usage.wall_ms == 0 && rec.outcome == Outcome::kSandboxError)

@@ -61,7 +61,10 @@ class Cgroup {
   virtual Result<bool> empty() const = 0;
   // SIGKILLs every process, including ones that fork during the kill
   // (cgroup.kill, or freeze / kill / thaw), and waits until the group is
-  // empty or `timeout_ms` passes (then an error).
+  // empty or `timeout_ms` passes (then an error). Once it has found the group
+  // empty, later calls return at once, and remove() skips its own check:
+  // nothing is left to fork into the group, and only add_process() puts a
+  // process into it again (a job's group gets none after its job).
   virtual Status kill_all(int timeout_ms = 5000) = 0;
   // Removes the group from every hierarchy. The group must be empty.
   virtual Status remove() = 0;

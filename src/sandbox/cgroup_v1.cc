@@ -114,6 +114,7 @@ class CgroupV1 final : public Cgroup {
   // process cannot fork (e.g. before it execs): a fork between two writes
   // leaves the new child behind in the hierarchies not yet written.
   Status add_process(pid_t pid) override {
+    emptied_ = false;
     std::string p = std::to_string(pid);
     if (!unified_dir_.empty() && !cgroupfs::in_cgroup2(pid, relative_)) {
       if (auto st = sys::write_file(join(unified_dir_, "cgroup.procs"), p); !st) return st;
@@ -184,6 +185,7 @@ class CgroupV1 final : public Cgroup {
   }
 
   Status kill_all(int timeout_ms = 5000) override {
+    if (emptied_) return {};
     auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
     if (!unified_dir_.empty() && cgroupfs::exists(join(unified_dir_, "cgroup.kill"))) {
       if (auto st = sys::write_file(join(unified_dir_, "cgroup.kill"), "1"); !st) return st;
@@ -196,7 +198,10 @@ class CgroupV1 final : public Cgroup {
     for (int delay = 1;; delay = std::min(delay * 2, 20)) {
       auto pids = all_pids();
       if (!pids) return std::unexpected(pids.error());
-      if (pids->empty()) return {};
+      if (pids->empty()) {
+        emptied_ = true;
+        return {};
+      }
       if (Clock::now() >= deadline) return fail_with("cgroup " + name_ + " still has tasks", ETIMEDOUT);
       if (auto st = freeze_kill_thaw(deadline); !st) return st;
       cgroupfs::sleep_ms(delay);
@@ -205,7 +210,8 @@ class CgroupV1 final : public Cgroup {
 
   // Refuses (EBUSY) while any hierarchy has tasks; else rmdir in each.
   Status remove() override {
-    if (auto e = empty(); e && !*e) return fail_with("cgroup " + name_ + " still has tasks", EBUSY);
+    if (!emptied_)
+      if (auto e = empty(); e && !*e) return fail_with("cgroup " + name_ + " still has tasks", EBUSY);
     Status result;
     unified_fd_.reset();
     if (!unified_dir_.empty()) {
@@ -281,6 +287,7 @@ class CgroupV1 final : public Cgroup {
   std::string unified_dir_;           // "" if none
   UniqueFd unified_fd_;
   bool removed_ = false;
+  bool emptied_ = false;  // kill_all() found it empty (cgroup.h)
 };
 
 Status apply_limits(const CgroupV1& group, const CgroupLimits& limits) {

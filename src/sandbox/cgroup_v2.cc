@@ -66,6 +66,7 @@ class CgroupV2 final : public Cgroup {
   int clone_into_fd() const override { return dir_.get(); }
 
   Status add_process(pid_t pid) override {
+    emptied_ = false;
     if (cgroupfs::in_cgroup2(pid, relative_)) return {};  // CLONE_INTO_CGROUP put it here
     return sys::write_file(file("cgroup.procs"), std::to_string(pid));
   }
@@ -102,7 +103,27 @@ class CgroupV2 final : public Cgroup {
   }
 
   Status kill_all(int timeout_ms = 5000) override {
-    auto deadline = deadline_after(timeout_ms);
+    if (emptied_) return {};
+    auto st = kill_and_wait(deadline_after(timeout_ms));
+    emptied_ = st.has_value();
+    return st;
+  }
+
+  // Refuses (EBUSY) while the group has tasks; on a fake tree without
+  // cgroup.events it just tries the rmdir.
+  Status remove() override {
+    if (!emptied_)
+      if (auto e = empty(); e && !*e) return fail_with("cgroup " + name_ + " still has tasks", EBUSY);
+    if (auto st = cgroupfs::remove_dir(path_); !st) return st;
+    dir_.reset();
+    removed_ = true;
+    return {};
+  }
+
+ private:
+  std::string file(std::string_view f) const { return join(path_, f); }
+
+  Status kill_and_wait(Clock::time_point deadline) {
     if (cgroupfs::exists(file("cgroup.kill"))) {
       if (auto st = sys::write_file(file("cgroup.kill"), "1"); !st) return st;
       return cgroupfs::wait_unpopulated(file("cgroup.events"), deadline);
@@ -116,19 +137,6 @@ class CgroupV2 final : public Cgroup {
       if (st || st.error().err != ETIMEDOUT || Clock::now() >= deadline) return st;
     }
   }
-
-  // Refuses (EBUSY) while the group has tasks; on a fake tree without
-  // cgroup.events it just tries the rmdir.
-  Status remove() override {
-    if (auto e = empty(); e && !*e) return fail_with("cgroup " + name_ + " still has tasks", EBUSY);
-    if (auto st = cgroupfs::remove_dir(path_); !st) return st;
-    dir_.reset();
-    removed_ = true;
-    return {};
-  }
-
- private:
-  std::string file(std::string_view f) const { return join(path_, f); }
 
   Status freeze_kill_thaw() {
     if (auto st = sys::write_file(file("cgroup.freeze"), "1"); !st) return st;
@@ -144,6 +152,7 @@ class CgroupV2 final : public Cgroup {
   std::string relative_;
   UniqueFd dir_;
   bool removed_ = false;
+  bool emptied_ = false;  // kill_all() found it empty (cgroup.h)
   mutable uint64_t peak_seen_ = 0;  // memory.current high-water mark without memory.peak
 };
 

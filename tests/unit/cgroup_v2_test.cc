@@ -222,6 +222,39 @@ TEST(CgroupV2Test, KillAllWritesCgroupKillAndWaitsForEmpty) {
   EXPECT_EQ((*group)->empty().value_or(false), true);
 }
 
+// A job's group is killed when its init exits, again before its outputs are
+// read and again before it is removed: once found empty, it stays empty
+// (nothing is left to fork into it), so later calls write and read nothing
+// and remove() skips its own check, until add_process() puts a process in.
+TEST(CgroupV2Test, KillAllOnceEmptyReturnsAtOnceUntilAProcessIsAdded) {
+  FakeTree tree;
+  auto group = tree.backend()->create("job", {});
+  ASSERT_TRUE(group);
+  fs::path g = tree.group("job");
+  put(g / "cgroup.events", "populated 0\nfrozen 0\n");
+  ASSERT_TRUE((*group)->kill_all());
+  EXPECT_EQ(slurp(g / "cgroup.kill"), "1");
+  put(g / "cgroup.kill", "");
+  put(g / "cgroup.events", "populated 1\nfrozen 0\n");  // not read again
+  ASSERT_TRUE((*group)->kill_all(30));
+  EXPECT_EQ(slurp(g / "cgroup.kill"), "");
+  FakeTree::empty_dir(g);
+  ASSERT_TRUE((*group)->remove()) << "remove() read cgroup.events again";
+
+  auto next = tree.backend()->create("job2", {});
+  ASSERT_TRUE(next);
+  fs::path g2 = tree.group("job2");
+  put(g2 / "cgroup.events", "populated 0\nfrozen 0\n");
+  ASSERT_TRUE((*next)->kill_all());
+  ASSERT_TRUE((*next)->add_process(4242));
+  put(g2 / "cgroup.kill", "");
+  put(g2 / "cgroup.events", "populated 1\nfrozen 0\n");
+  auto timed_out = (*next)->kill_all(30);  // killed and waited for again
+  ASSERT_FALSE(timed_out);
+  EXPECT_EQ(timed_out.error().err, ETIMEDOUT);
+  EXPECT_EQ(slurp(g2 / "cgroup.kill"), "1");
+}
+
 TEST(CgroupV2Test, KillAllWithoutCgroupKillFreezesAndThaws) {
   FakeTree tree;
   auto group = tree.backend()->create("job", {});

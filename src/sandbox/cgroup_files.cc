@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <thread>
 
 #include "base/unique_fd.h"
@@ -92,6 +93,12 @@ std::vector<pid_t> parse_pids(std::string_view text) {
     if (v && *v > 0 && *v < (1u << 30)) pids.push_back(static_cast<pid_t>(*v));
   });
   return pids;
+}
+
+uint64_t cpu_quota_us(double cpus) {
+  constexpr uint64_t kMinCpuQuotaUs = 1000;
+  auto quota = static_cast<uint64_t>(std::llround(cpus * static_cast<double>(kCpuPeriodUs)));
+  return std::max(quota, kMinCpuQuotaUs);
 }
 
 std::map<std::string, std::string> parse_v1_membership(std::string_view text) {

@@ -33,6 +33,11 @@ std::vector<pid_t> parse_pids(std::string_view text);
 std::map<std::string, std::string> parse_v1_membership(std::string_view text);
 // Group names become one path component: no '/', no "." or "..", no empty name.
 Status check_group_name(std::string_view name);
+// CPU bandwidth: `cpus` cores as a quota of CPU time per period (both in µs),
+// the quota at least the kernel's lower bound (1 ms). v1 writes the two to
+// cpu.cfs_quota_us and cpu.cfs_period_us, v2 both to cpu.max.
+inline constexpr uint64_t kCpuPeriodUs = 100000;
+uint64_t cpu_quota_us(double cpus);
 
 std::string join(std::string_view dir, std::string_view file);
 bool exists(const std::string& path);

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
@@ -29,8 +28,6 @@ namespace {
 using cgroupfs::Clock;
 using cgroupfs::join;
 
-constexpr uint64_t kCpuPeriodUs = 100000;
-constexpr uint64_t kMinCpuQuotaUs = 1000;
 const std::vector<std::string> kV1Controllers = {"memory", "pids", "cpu", "cpuacct", "freezer"};
 const std::vector<std::string> kRequiredControllers = {"memory", "pids", "cpu"};
 
@@ -317,10 +314,11 @@ Status apply_limits(const CgroupV1& group, const CgroupLimits& limits) {
   }
   if (limits.cpus > 0) {
     std::string d = group.dir_of("cpu");
-    auto quota = static_cast<uint64_t>(std::llround(limits.cpus * static_cast<double>(kCpuPeriodUs)));
-    quota = std::max(quota, kMinCpuQuotaUs);
-    if (auto st = sys::write_file(join(d, "cpu.cfs_period_us"), std::to_string(kCpuPeriodUs)); !st) return st;
-    if (auto st = sys::write_file(join(d, "cpu.cfs_quota_us"), std::to_string(quota)); !st) return st;
+    if (auto st = sys::write_file(join(d, "cpu.cfs_period_us"), std::to_string(cgroupfs::kCpuPeriodUs)); !st)
+      return st;
+    if (auto st = sys::write_file(join(d, "cpu.cfs_quota_us"), std::to_string(cgroupfs::cpu_quota_us(limits.cpus)));
+        !st)
+      return st;
   }
   return {};
 }

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
@@ -23,8 +22,6 @@ namespace {
 using cgroupfs::Clock;
 using cgroupfs::join;
 
-constexpr uint64_t kCpuPeriodUs = 100000;
-constexpr uint64_t kMinCpuQuotaUs = 1000;  // the kernel's lower bound
 const std::vector<std::string> kControllers = {"memory", "pids", "cpu"};
 
 Clock::time_point deadline_after(int timeout_ms) {
@@ -169,9 +166,8 @@ Status apply_limits(const std::string& dir, const CgroupLimits& limits) {
     if (auto st = sys::write_file(join(dir, "pids.max"), std::to_string(limits.pids)); !st) return st;
   }
   if (limits.cpus > 0) {
-    auto quota = static_cast<uint64_t>(std::llround(limits.cpus * static_cast<double>(kCpuPeriodUs)));
-    quota = std::max(quota, kMinCpuQuotaUs);
-    std::string value = std::to_string(quota) + " " + std::to_string(kCpuPeriodUs);
+    std::string value =
+        std::to_string(cgroupfs::cpu_quota_us(limits.cpus)) + " " + std::to_string(cgroupfs::kCpuPeriodUs);
     if (auto st = sys::write_file(join(dir, "cpu.max"), value); !st) return st;
   }
   return {};

@@ -464,5 +464,16 @@ TEST(CgroupFilesTest, ParsesKeyedWordsAndPids) {
   EXPECT_EQ(cgroupfs::parse_pids("12\n34\nbad\n\n0\n"), (std::vector<pid_t>{12, 34}));
 }
 
+// One rule for both layouts: `cpus` cores of a 100 ms period, never under the
+// kernel's 1 ms.
+TEST(CgroupFilesTest, CpuQuotaIsCoresTimesThePeriodAtLeastOneMillisecond) {
+  EXPECT_EQ(cgroupfs::kCpuPeriodUs, 100000u);
+  EXPECT_EQ(cgroupfs::cpu_quota_us(1.0), 100000u);
+  EXPECT_EQ(cgroupfs::cpu_quota_us(0.5), 50000u);
+  EXPECT_EQ(cgroupfs::cpu_quota_us(2.5), 250000u);
+  EXPECT_EQ(cgroupfs::cpu_quota_us(0.0049), 1000u);
+  EXPECT_EQ(cgroupfs::cpu_quota_us(0.0101), 1010u);
+}
+
 }  // namespace
 }  // namespace airlock::sandbox

@@ -21,6 +21,8 @@
 
 namespace airlock::sandbox {
 
+struct CgroupMount;  // cgroup_mounts.h
+
 struct CgroupLimits {
   uint64_t memory_bytes = 0;  // 0: no limit. Swap is limited to the same total;
                               // on v1, socket buffers get a budget of this size too.
@@ -97,8 +99,10 @@ std::unique_ptr<CgroupBackend> make_cgroup_v2_backend(std::string root,
                                                       std::string parent = "airlock",
                                                       CgroupMkdirHook on_mkdir = {});
 // `v1_root` holds the per-controller mounts (memory, pids, cpu, cpuacct,
-// freezer); `unified` is the cgroup2 mount beside them, or "" if none.
+// freezer); `unified` is the cgroup2 mount beside them, or "" if none;
+// `mounts`, the cgroup mounts detection read from /proc/self/mountinfo.
 std::unique_ptr<CgroupBackend> make_cgroup_v1_backend(std::string v1_root, std::string unified,
+                                                      const std::vector<CgroupMount>& mounts,
                                                       std::string parent = "airlock");
 // Looks at /proc/self/mountinfo and picks v2 when /sys/fs/cgroup is a
 // cgroup2 mount with memory, pids and cpu controllers available, else v1.

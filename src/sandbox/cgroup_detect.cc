@@ -157,7 +157,7 @@ Result<std::unique_ptr<CgroupBackend>> detect_cgroup_backend(std::string parent)
     if (auto st = check_v2_socket_accounting(*cmdline); !st) return std::unexpected(st.error());
     return make_cgroup_v2_backend(layout->v2_root, std::move(parent));
   }
-  return make_cgroup_v1_backend(layout->v1_root, layout->unified, std::move(parent));
+  return make_cgroup_v1_backend(layout->v1_root, layout->unified, mounts, std::move(parent));
 }
 
 }  // namespace airlock::sandbox

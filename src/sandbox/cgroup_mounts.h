@@ -1,6 +1,7 @@
 // Pure parsing of /proc/self/mountinfo for cgroup mounts, and the choice of
 // a cgroup backend from them. No file access here: detect_cgroup_backend()
-// and the v1 backend read the files and call these (unit tested on samples).
+// reads mountinfo once and calls these, and hands the mounts to the v1
+// backend (unit tested on samples).
 #pragma once
 
 #include <map>

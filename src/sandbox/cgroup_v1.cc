@@ -50,10 +50,9 @@ struct V1Mounts {
   }
 };
 
-V1Mounts find_v1_mounts(const std::string& v1_root) {
+V1Mounts find_v1_mounts(const std::string& v1_root, const std::vector<CgroupMount>& cgroup_mounts) {
   V1Mounts mounts;
-  auto text = sys::read_file("/proc/self/mountinfo");
-  if (text) mounts.by_controller = v1_controller_mounts(parse_cgroup_mounts(*text), v1_root, kV1Controllers);
+  mounts.by_controller = v1_controller_mounts(cgroup_mounts, v1_root, kV1Controllers);
   // Not in mountinfo (e.g. a test tree): the conventional <v1_root>/<controller>.
   for (const auto& c : kV1Controllers) {
     std::string conventional = join(v1_root, c);
@@ -325,9 +324,10 @@ Status apply_limits(const CgroupV1& group, const CgroupLimits& limits) {
 
 class CgroupV1Backend final : public CgroupBackend {
  public:
-  CgroupV1Backend(std::string v1_root, std::string unified, std::string parent)
+  CgroupV1Backend(std::string v1_root, std::string unified, const std::vector<CgroupMount>& mounts,
+                  std::string parent)
       : v1_root_(std::move(v1_root)), unified_(std::move(unified)), parent_(std::move(parent)),
-        mounts_(find_v1_mounts(v1_root_)) {}
+        mounts_(find_v1_mounts(v1_root_, mounts)) {}
 
   std::string describe() const override {
     std::string out = "cgroup v1 (";
@@ -412,8 +412,9 @@ class CgroupV1Backend final : public CgroupBackend {
 }  // namespace
 
 std::unique_ptr<CgroupBackend> make_cgroup_v1_backend(std::string v1_root, std::string unified,
+                                                      const std::vector<CgroupMount>& mounts,
                                                       std::string parent) {
-  return std::make_unique<CgroupV1Backend>(std::move(v1_root), std::move(unified), std::move(parent));
+  return std::make_unique<CgroupV1Backend>(std::move(v1_root), std::move(unified), mounts, std::move(parent));
 }
 
 }  // namespace airlock::sandbox

@@ -182,26 +182,9 @@ class CgroupV1 final : public Cgroup {
 
   Status kill_all(int timeout_ms = 5000) override {
     if (emptied_) return {};
-    auto deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
-    if (!unified_dir_.empty() && cgroupfs::exists(join(unified_dir_, "cgroup.kill"))) {
-      if (auto st = sys::write_file(join(unified_dir_, "cgroup.kill"), "1"); !st) return st;
-      if (auto st = cgroupfs::wait_unpopulated(join(unified_dir_, "cgroup.events"), deadline); !st) {
-        return st;
-      }
-    }
-    // Without cgroup.kill, or for tasks that reached a v1 group only:
-    // freeze, SIGKILL every task, thaw, until every hierarchy is empty.
-    for (int delay = 1;; delay = std::min(delay * 2, 20)) {
-      auto pids = all_pids();
-      if (!pids) return std::unexpected(pids.error());
-      if (pids->empty()) {
-        emptied_ = true;
-        return {};
-      }
-      if (Clock::now() >= deadline) return fail_with("cgroup " + name_ + " still has tasks", ETIMEDOUT);
-      if (auto st = freeze_kill_thaw(deadline); !st) return st;
-      cgroupfs::sleep_ms(delay);
-    }
+    auto st = kill_and_wait(Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0)));
+    emptied_ = st.has_value();
+    return st;
   }
 
   // Refuses (EBUSY) while any hierarchy has tasks; else rmdir in each.
@@ -230,6 +213,25 @@ class CgroupV1 final : public Cgroup {
   }
 
  private:
+  Status kill_and_wait(Clock::time_point deadline) {
+    if (!unified_dir_.empty() && cgroupfs::exists(join(unified_dir_, "cgroup.kill"))) {
+      if (auto st = sys::write_file(join(unified_dir_, "cgroup.kill"), "1"); !st) return st;
+      if (auto st = cgroupfs::wait_unpopulated(join(unified_dir_, "cgroup.events"), deadline); !st) {
+        return st;
+      }
+    }
+    // Without cgroup.kill, or for tasks that reached a v1 group only:
+    // freeze, SIGKILL every task, thaw, until every hierarchy is empty.
+    for (int delay = 1;; delay = std::min(delay * 2, 20)) {
+      auto pids = all_pids();
+      if (!pids) return std::unexpected(pids.error());
+      if (pids->empty()) return {};
+      if (Clock::now() >= deadline) return fail_with("cgroup " + name_ + " still has tasks", ETIMEDOUT);
+      if (auto st = freeze_kill_thaw(deadline); !st) return st;
+      cgroupfs::sleep_ms(delay);
+    }
+  }
+
   // This kernel keeps no failcnt for memory.kmem.tcp (only memory.limit
   // tracks one since 6.x), so a peak at the limit is the sign; older kernels
   // count failures, which also says it.

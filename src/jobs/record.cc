@@ -198,6 +198,7 @@ nlohmann::json to_json(const JobRecord& r) {
         {"cgroup", r.cgroup_backend}}},
       {"network", network},
   };
+  if (!r.interpreter.empty()) out["sandbox"]["interpreter"] = r.interpreter;
   if (r.network_dropped > 0) out["network_dropped"] = r.network_dropped;
   if (r.data_requests) out["data_requests"] = to_json(*r.data_requests);
   if (r.answers)

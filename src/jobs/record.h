@@ -86,6 +86,7 @@ struct JobRecord {
   std::string start_kind = "cold";      // cold, warm, preloaded
   std::string prepared = "on_demand";   // on_demand, or ahead (taken from the warm pool)
   std::string start_note;               // why not warm, when the pool could not serve
+  std::string interpreter;              // preloaded: "data" or "stdlib" (pool/preload_choice.h)
   uint32_t sandbox_uid = 0;
   uint32_t host_uid = 0;
   std::string cgroup_backend;

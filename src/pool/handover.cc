@@ -65,7 +65,7 @@ Status send_prepared(int sock, PreparedSandbox& sb) {
   w.str("sandbox");
   w.str(sb.id);
   w.str(sb.class_key);
-  w.u32(sb.preloaded ? 1 : 0);
+  w.u32(!sb.preloaded ? 0 : sb.preload == Preload::kData ? 1 : 2);  // which interpreter
   w.str(sb.image.name);
   w.str(sb.image.digest);
   w.u32(sb.lease->slot());
@@ -101,7 +101,9 @@ Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgrou
   PreparedSandbox sb;
   sb.id = r.str();
   sb.class_key = r.str();
-  sb.preloaded = r.u32() != 0;
+  uint32_t preloaded = r.u32();
+  sb.preloaded = preloaded != 0;
+  sb.preload = preloaded == 2 ? Preload::kStdlib : Preload::kData;
   sb.image.name = r.str();
   sb.image.digest = r.str();
   unsigned slot = r.u32();

@@ -19,6 +19,7 @@
 #include "jobs/policy.h"
 #include "jobs/state_dir.h"
 #include "jobs/uid_lease.h"
+#include "pool/preload_choice.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/host_image.h"
 #include "sandbox/launcher.h"
@@ -32,16 +33,19 @@ enum class StartKind { kCold, kWarm, kPreloaded };
 std::string_view start_kind_name(StartKind kind);  // "cold", "warm", "preloaded"
 
 // Which prepared sandboxes can serve a job: the same image (by digest;
-// "host" for the host image) and interpreter choice. Network rules are not part of it (every sandbox has only lo until
-// a job attaches its gateway), nor are limits: fit_to_policy() sets them
-// when a job takes the sandbox. Pure.
-std::string sandbox_class_key(const JobPolicy& policy, const std::string& image, bool preloaded);
+// "host" for the host image) and interpreter choice (none, or which
+// preloaded interpreter: preload_choice.h). Network rules are not part of it
+// (every sandbox has only lo until a job attaches its gateway), nor are
+// limits: fit_to_policy() sets them when a job takes the sandbox. Pure.
+std::string sandbox_class_key(const JobPolicy& policy, const std::string& image, bool preloaded,
+                              Preload preload = Preload::kData);
 std::string image_class(const ImageSource& image);  // the `image` of the key
 
 struct PreparedSandbox {
   std::string id;  // the job's id: its directory and cgroup carry this name
   std::string class_key;
   bool preloaded = false;
+  Preload preload = Preload::kData;  // which preloaded interpreter, when preloaded
   sandbox::ImageInfo image;
   std::optional<UidLease> lease;  // destroyed last (members go in reverse order)
   std::optional<JobDir> dir;
@@ -80,6 +84,7 @@ struct PrepareContext {
   // preparing (ImageMount::prefetch_loader): for the warm pool, whose
   // refills are off the job's path; a cold job would only pay it earlier.
   bool prefetch_image = false;
+  Preload preload = Preload::kData;  // which interpreter `zygote` is
 };
 
 // A sandbox on `context.image`: a stored image is checked and gets an

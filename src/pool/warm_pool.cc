@@ -10,6 +10,14 @@
 #include "pool/image_python.h"
 
 namespace airlock::jobs {
+namespace {
+
+// One preloaded interpreter per image and kind: "host/data", "<digest>/stdlib".
+std::string zygote_key(const ImageSource& image, Preload preload) {
+  return image_class(image) + "/" + std::string(preload_name(preload));
+}
+
+}  // namespace
 
 std::vector<std::string> zygote_environment(const ImageSource& image) {
   JobPolicy defaults;
@@ -26,11 +34,11 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
   for (const auto& c : pool->config_.classes) {
     auto stock = std::make_unique<Stock>();
     stock->config = c;
-    stock->key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded);
+    stock->key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded, c.preload);
     for (const auto& other : pool->stocks_)
       if (other->key == stock->key) return fail("the warm pool names one class twice: " + stock->key);
-    if (c.preloaded && c.size > 0 && !pool->zygotes_.contains(image_class(c.image)))
-      if (auto st = pool->start_zygote(c.image); !st) return std::unexpected(st.error());
+    if (c.preloaded && c.size > 0 && !pool->zygotes_.contains(zygote_key(c.image, c.preload)))
+      if (auto st = pool->start_zygote(c.image, c.preload); !st) return std::unexpected(st.error());
     pool->stocks_.push_back(std::move(stock));
   }
   size_t workers = std::max<size_t>(1, pool->config_.refill_workers);
@@ -40,10 +48,14 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
   return pool;
 }
 
+std::vector<std::string> WarmPool::modules_of(Preload preload) const {
+  return preload == Preload::kData ? config_.preload_modules : stdlib_preload_modules();
+}
+
 // A stored image's interpreter runs the image's python3 (start_image_zygote).
-Status WarmPool::start_zygote(const ImageSource& image) {
+Status WarmPool::start_zygote(const ImageSource& image, Preload preload) {
   sandbox::ZygoteOptions options;
-  options.modules = config_.preload_modules;
+  options.modules = modules_of(preload);
   options.env = zygote_environment(image);
   auto zygote = image.is_host() ? sandbox::Zygote::start(config_.airlock_binary, options)
                                 : start_image_zygote(config_.airlock_binary, options, image,
@@ -51,7 +63,7 @@ Status WarmPool::start_zygote(const ImageSource& image) {
   if (!zygote && image.is_host())
     return fail_with("the preloaded interpreter of image host: " + zygote.error().what, zygote.error().err);
   if (!zygote) return std::unexpected(zygote.error());  // it names the image and why
-  zygotes_[image_class(image)] = std::move(*zygote);
+  zygotes_[zygote_key(image, preload)] = std::move(*zygote);
   return {};
 }
 
@@ -81,7 +93,8 @@ void WarmPool::refill_loop(Stock* stock) {
   // root often lacks (Docker's default set has none): such jobs failed.
   c.policy.cpu_time_ms = 0;
   PrepareContext context{config_.state_dir, &cgroups_,
-                         c.preloaded ? zygotes_.at(image_class(c.image)).get() : nullptr};
+                         c.preloaded ? zygotes_.at(zygote_key(c.image, c.preload)).get() : nullptr};
+  context.preload = c.preload;
   context.image = c.image;
   context.prefetch_image = config_.prefetch_image;
   std::unique_lock lock(mu_);
@@ -113,6 +126,7 @@ Result<PreparedSandbox> WarmPool::take(const std::string& key) {
   std::lock_guard lock(mu_);
   for (auto& s : stocks_) {
     if (s->key != key) continue;
+    if (s->config.size == 0) break;  // configured with none: as if not kept
     if (s->ready.empty()) {
       ++s->missed;
       return fail(ErrorKind::kUnavailable, "the warm pool's class is empty right now (" + key + ")");
@@ -132,6 +146,7 @@ nlohmann::json WarmPool::stats() const {
   for (const auto& s : stocks_) {
     classes.push_back({{"class", s->key},
                        {"preloaded", s->config.preloaded},
+                       {"interpreter", s->config.preloaded ? preload_name(s->config.preload) : ""},
                        {"size", s->config.size},
                        {"ready", s->ready.size()},
                        {"made", s->made},
@@ -142,10 +157,13 @@ nlohmann::json WarmPool::stats() const {
   }
   nlohmann::json out = {{"classes", classes}};
   nlohmann::json interpreters = nlohmann::json::array();
-  for (const auto& [image, z] : zygotes_) {
-    nlohmann::json one = {{"image", image}, {"pid", z->pid()}, {"python", z->python_version()},
-                          {"modules", config_.preload_modules}};
-    if (image == "host") out["preloaded_interpreter"] = one;  // as before there were images
+  for (const auto& [key, z] : zygotes_) {
+    std::string image = key.substr(0, key.rfind('/'));
+    Preload preload = key.ends_with("/stdlib") ? Preload::kStdlib : Preload::kData;
+    nlohmann::json one = {{"image", image},          {"kind", preload_name(preload)},
+                          {"pid", z->pid()},         {"python", z->python_version()},
+                          {"modules", modules_of(preload)}};
+    if (image == "host" && preload == Preload::kData) out["preloaded_interpreter"] = one;  // as before there were images
     interpreters.push_back(std::move(one));
   }
   if (!interpreters.empty()) out["preloaded_interpreters"] = std::move(interpreters);

@@ -2,8 +2,9 @@
 // interpreter, limits), each used by exactly one job and then destroyed by
 // that job. Background threads keep every class at its configured size;
 // when a class is empty, jobs fall back to a cold start. Preloaded classes
-// are prepared by the preloaded interpreter (sandbox/zygote.h) of their
-// image, one per image, which the pool starts and owns: a stored image's
+// are prepared by a preloaded interpreter (sandbox/zygote.h) of their image,
+// one per image and kind (the data stack's or the standard library's:
+// pool/preload_choice.h), which the pool starts and owns: a stored image's
 // runs the image's own Python (pool/image_python.h says which images can).
 // Each class has refill threads of its own.
 #pragma once
@@ -22,6 +23,7 @@
 
 #include "jobs/image_source.h"
 #include "jobs/policy.h"
+#include "pool/preload_choice.h"
 #include "pool/prepared.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/zygote.h"
@@ -33,12 +35,15 @@ struct PoolClass {
   size_t size = 0;    // sandboxes kept ready
   JobPolicy policy;   // its limits decide the class (sandbox_class_key)
   ImageSource image;  // host unless set; the caller holds the image (ImageUse) while the pool runs
+  Preload preload = Preload::kData;  // which interpreter, when preloaded
 };
 
 struct PoolConfig {
   std::string state_dir;
   std::string airlock_binary = "/proc/self/exe";  // re-executed as `airlock zygote`
   std::vector<PoolClass> classes;
+  // What the data stack's interpreter imports (the standard library's:
+  // stdlib_preload_modules()).
   std::vector<std::string> preload_modules = {"numpy", "pandas", "matplotlib", "matplotlib.pyplot"};
   // Threads preparing sandboxes of each class at once. They run at
   // kRefillNice, so on a busy machine jobs get the CPU first (a job that finds
@@ -87,12 +92,12 @@ class WarmPool {
   WarmPool(PoolConfig config, sandbox::CgroupBackend& cgroups)
       : config_(std::move(config)), cgroups_(cgroups) {}
   void refill_loop(Stock* stock);
-  Status start_zygote(const ImageSource& image);
-
+  Status start_zygote(const ImageSource& image, Preload preload);
+  std::vector<std::string> modules_of(Preload preload) const;
 
   PoolConfig config_;
   sandbox::CgroupBackend& cgroups_;
-  std::map<std::string, std::unique_ptr<sandbox::Zygote>> zygotes_;  // by image_class()
+  std::map<std::string, std::unique_ptr<sandbox::Zygote>> zygotes_;  // by zygote_key()
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::vector<std::unique_ptr<Stock>> stocks_;

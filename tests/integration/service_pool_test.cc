@@ -22,10 +22,17 @@ TEST(ServicePool, CodeJobsStartPreloadedAndCommandsWarm) {
   ServiceProcess svc({"--warm", "1", "--preloaded", "1"});
   HttpClient http = svc.client();
   for (int i = 0; i < 3; ++i) {
-    json code = run_job(http, svc.alpha, {{"code", "import sys\nprint('pandas' in sys.modules)"}});
+    // The import after the print sends it to the data stack's interpreter.
+    json code = run_job(http, svc.alpha, {{"code", "import sys\nprint('pandas' in sys.modules)\nimport pandas"}});
     EXPECT_EQ(code["outcome"], "succeeded") << code.dump(2);
     EXPECT_EQ(start_of(code), "preloaded") << code.dump(2);
+    EXPECT_EQ(code["record"]["sandbox"].value("interpreter", ""), "data") << code.dump(2);
     EXPECT_EQ(code["record"]["stdout"]["text"], "True\n");
+    // Code that imports only standard modules: the standard library's.
+    json small = run_job(http, svc.alpha, {{"code", "import sys, json\nprint('pandas' in sys.modules)"}});
+    EXPECT_EQ(start_of(small), "preloaded") << small.dump(2);
+    EXPECT_EQ(small["record"]["sandbox"].value("interpreter", ""), "stdlib") << small.dump(2);
+    EXPECT_EQ(small["record"]["stdout"]["text"], "False\n");
     json cmd = run_job(http, svc.alpha, {{"command", {"echo", "hi"}}});
     EXPECT_EQ(cmd["outcome"], "succeeded") << cmd.dump(2);
     EXPECT_EQ(start_of(cmd), "warm") << cmd.dump(2);

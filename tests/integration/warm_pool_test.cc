@@ -67,15 +67,70 @@ TEST(WarmPool, PreloadedJobFindsTheDataStackImportedAndColdDoesNot) {
   TempDir dir;
   TestPool pool(dir.path(), dir.state(), 0, 2);
   ASSERT_TRUE(pool.ready()) << pool.log();
+  // The import after the print sends the job to the data stack's interpreter.
   std::string code = "import sys; print('pandas' in sys.modules, 'matplotlib.pyplot' in sys.modules, "
-                     "sys.argv, __name__, sys.executable)";
+                     "sys.argv, __name__, sys.executable)\nimport pandas";
   json pre = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", code, "a1"});
   EXPECT_EQ(start_of(pre), "preloaded");
+  EXPECT_EQ(pre["sandbox"].value("interpreter", ""), "data") << pre.dump();
   EXPECT_EQ(out_of(pre), "True True ['-c', 'a1'] __main__ /usr/bin/python3\n") << pre.dump();
   json cold = run_json(dir, {"--start", "cold", "--", "python3", "-c", code, "a1"});
   EXPECT_EQ(start_of(cold), "cold");
   EXPECT_EQ(out_of(cold), "False False ['-c', 'a1'] __main__ /usr/bin/python3\n") << cold.dump();
   expect_job_gone(pre);
+}
+
+std::string interpreter_of(const json& rec) { return rec.value("sandbox", json::object()).value("interpreter", ""); }
+
+// Code that imports only standard modules starts from the small interpreter;
+// anything else (or imports airlock cannot read) from the data stack's.
+TEST(WarmPool, EachPythonJobStartsFromTheInterpreterItsImportsNeed) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  const std::string probe = "print('pandas' in sys.modules, 'json' in sys.modules)";
+  json small = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", "import sys, json\n" + probe});
+  EXPECT_EQ(start_of(small), "preloaded");
+  EXPECT_EQ(interpreter_of(small), "stdlib") << small.dump();
+  EXPECT_EQ(out_of(small), "False True\n") << small.dump();
+  json data = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", "import sys, numpy\n" + probe});
+  EXPECT_EQ(interpreter_of(data), "data") << data.dump();
+  EXPECT_EQ(out_of(data), "True True\n") << data.dump();
+  json dynamic = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", "import sys\n__import__('csv')\n" + probe});
+  EXPECT_EQ(interpreter_of(dynamic), "data") << dynamic.dump();
+  json module = run_json(dir, {"--start", "preloaded", "--", "python3", "-m", "json.tool", "--help"});
+  EXPECT_EQ(interpreter_of(module), "stdlib") << module.dump();
+  EXPECT_EQ(exit_of(module), 0) << module.dump();
+  // A script that is one of the job's inputs is read for its imports.
+  std::string script = dir.path() + "/job.py";
+  std::ofstream(script) << "import sys, csv\n" << probe << "\n";
+  json from_file = run_json(dir, {"--start", "preloaded", "--input", script, "--", "python3", "/inputs/job.py"});
+  EXPECT_EQ(interpreter_of(from_file), "stdlib") << from_file.dump();
+  EXPECT_EQ(out_of(from_file), "False True\n") << from_file.dump();
+  std::ofstream(script) << "import sys, pandas\n" << probe << "\n";
+  json data_file = run_json(dir, {"--start", "preloaded", "--input", script, "--", "python3", "/inputs/job.py"});
+  EXPECT_EQ(interpreter_of(data_file), "data") << data_file.dump();
+  // An input that is not a regular file is not read (a FIFO would block the job's start).
+  std::string fifo = dir.path() + "/pipe.py";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  json from_fifo = run_json(dir, {"--start", "preloaded", "--input", fifo, "--", "python3", "/inputs/pipe.py"});
+  EXPECT_EQ(from_fifo.value("outcome", ""), "input_rejected") << from_fifo.dump();
+  // Warm and cold jobs have no interpreter.
+  json cold = run_json(dir, {"--start", "cold", "--", "python3", "-c", "print(1)"});
+  EXPECT_FALSE(cold["sandbox"].contains("interpreter")) << cold.dump();
+  EXPECT_EQ(pool.stop(), 0);
+}
+
+// With no standard-library sandboxes kept, such a job takes the data stack's.
+TEST(WarmPool, WithoutStandardLibrarySandboxesAStandardJobTakesTheDataStacks) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 1, {"--preloaded-stdlib", "0"});
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  json rec = run_json(dir, {"--start", "preloaded", "--", "python3", "-c", "import sys; print('pandas' in sys.modules)"});
+  EXPECT_EQ(start_of(rec), "preloaded") << rec.dump();
+  EXPECT_EQ(interpreter_of(rec), "data") << rec.dump();
+  EXPECT_EQ(out_of(rec), "True\n") << rec.dump();
+  EXPECT_EQ(pool.stop(), 0);
 }
 
 TEST(WarmPool, PreloadedJobsBehaveLikePython) {
@@ -139,6 +194,33 @@ TEST(WarmPool, NothingOfOnePreloadedJobReachesTheNext) {
   EXPECT_NE(first_two(rand_a), first_two(rand_b)) << "numpy and random state repeated across jobs";
   // str hashes share the interpreter's seed: a known limit, documented in docs/security.md.
   EXPECT_EQ(rand_a.substr(rand_a.rfind(' ')), rand_b.substr(rand_b.rfind(' ')));
+}
+
+// The same for the standard library's interpreter: job A marks a preloaded
+// module, sys.modules, the environment and the files; job B finds none.
+TEST(WarmPool, NothingOfOneStandardLibraryJobReachesTheNext) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 0, 1);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  json a = run_json(dir, {"--start", "preloaded", "--", "python3", "-c",
+                          "import os, random, json, sys\n"
+                          "json.airlock_mark = 'job-a'\n"
+                          "sys.modules['airlock_mark'] = json\n"
+                          "os.environ['AIRLOCK_MARK'] = 'job-a'\n"
+                          "open('/tmp/mark', 'w').write('a')\n"
+                          "print(random.random())\n"});
+  json b = run_json(dir, {"--start", "preloaded", "--", "python3", "-c",
+                          "import os, random, json, sys\n"
+                          "print(hasattr(json, 'airlock_mark'), 'airlock_mark' in sys.modules, "
+                          "'AIRLOCK_MARK' in os.environ, os.listdir('/tmp'))\n"
+                          "print(random.random())\n"});
+  ASSERT_EQ(interpreter_of(a), "stdlib") << a.dump();
+  ASSERT_EQ(interpreter_of(b), "stdlib") << b.dump();
+  std::string out_b = out_of(b);
+  auto nl = out_b.find('\n');
+  ASSERT_NE(nl, std::string::npos) << b.dump();
+  EXPECT_EQ(out_b.substr(0, nl), "False False False []");
+  EXPECT_NE(out_of(a), out_b.substr(nl + 1)) << "random state repeated across jobs";
 }
 
 // What two preloaded jobs (forks of one interpreter) share, and what they no
@@ -311,9 +393,9 @@ TEST(WarmPool, StoppingThePoolRemovesEveryUnusedSandbox) {
   TestPool pool(dir.path(), dir.state(), 2, 2);
   ASSERT_TRUE(pool.ready()) << pool.log();
   auto ids = pool.held_ids();
-  EXPECT_EQ(ids.size(), 4u);
+  EXPECT_EQ(ids.size(), 6u);  // two warm, two of each preloaded interpreter
   auto pids = descendants_of(pool.pid());
-  EXPECT_GE(pids.size(), 5u);  // the zygote and four inits
+  EXPECT_GE(pids.size(), 8u);  // the two interpreters and six inits
   EXPECT_EQ(pool.stop(), 0);
   EXPECT_TRUE(pool.held_ids().empty());
   for (const auto& id : ids) EXPECT_TRUE(cgroups_named(id).empty()) << id;
@@ -330,7 +412,7 @@ TEST(WarmPool, AKilledPoolLeavesNothingTheNextSweepDoesNotRemove) {
   ASSERT_TRUE(pool.ready()) << pool.log();
   auto ids = pool.held_ids();
   auto pids = descendants_of(pool.pid());
-  ASSERT_EQ(ids.size(), 4u);
+  ASSERT_EQ(ids.size(), 6u);  // two warm, two of each preloaded interpreter
   ::kill(pool.pid(), SIGKILL);
   EXPECT_EQ(pool.stop(), 128 + SIGKILL);
   for (pid_t p : pids) {

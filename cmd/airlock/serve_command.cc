@@ -44,7 +44,8 @@ const char* const kServeUsage =
     "  SIGTERM; open sessions are closed then. Defaults: 127.0.0.1:8470,\n"
     "  data in /var/lib/airlock/service. Create API keys with `airlock keys create`.\n"
     "  --warm N and --preloaded N keep N sandboxes ready (any command / Python with numpy,\n"
-    "  pandas and matplotlib already imported) for jobs with the default limits (default 0).\n"
+    "  pandas and matplotlib already imported, and N more for Python code that imports only\n"
+    "  standard modules, from a small interpreter) for jobs of any limits (default 0).\n"
     "  --role api|worker runs one part of a cluster sharing a database and --content-dir\n"
     "  (docs/service.md, \"Many machines\"); --role all (the default) is the whole service.\n";
 

@@ -60,6 +60,15 @@ std::string start_mode() {
 }
 std::string g_pool_state;  // the pool's state directory, shared by every case
 
+// HOSTILE_INTERPRETER=data (with HOSTILE_START=preloaded): the pool keeps no
+// standard-library sandboxes, so every Python case forks from the data
+// stack's interpreter (by default most cases import only standard modules
+// and take the small one: docs/fast-start.md, "Two preloaded interpreters").
+std::string interpreter_mode() {
+  const char* m = std::getenv("HOSTILE_INTERPRETER");
+  return m ? m : "";
+}
+
 // HOSTILE_IMAGE=NAME: every case runs on that stored image (the store is
 // AIRLOCK_TEST_IMAGE_DIR, else build/images), and the record must say so.
 std::string hostile_image() {
@@ -81,6 +90,7 @@ class PoolEnvironment : public testing::Environment {
     std::vector<std::string> extra;
     if (!hostile_image().empty() && fs::exists(test_image_dir() + "/names/" + hostile_image()))
       extra = {"--image", hostile_image(), "--image-dir", test_image_dir()};
+    if (interpreter_mode() == "data") extra.insert(extra.end(), {"--preloaded-stdlib", "0"});
     pool_ = std::make_unique<airlock::testing::TestPool>(dir_->path(), dir_->state(), 3, 3, extra);
     ASSERT_TRUE(pool_->ready()) << pool_->log();
     g_pool_state = dir_->state();
@@ -377,6 +387,10 @@ json run_and_check(const Case& c) {
   if (!want_start.empty() && c.one("expect-outcome") != "input_rejected") {  // rejected: no sandbox taken
     EXPECT_EQ(record.value("sandbox", json::object()).value("start", ""), want_start)
         << "the case did not run on the " << want_start << " path\n" << context;
+    if (want_start == "preloaded" && !interpreter_mode().empty()) {
+      EXPECT_EQ(record["sandbox"].value("interpreter", ""), interpreter_mode())
+          << "the case did not fork from the " << interpreter_mode() << " interpreter\n" << context;
+    }
   }
   if (!profile_name().empty()) {
     EXPECT_EQ(record.value("profile", json::object()).value("name", ""), profile_name())

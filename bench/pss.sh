@@ -173,11 +173,11 @@ sandbox_count() {  # sandboxes (first host-uid process of a tree) under the pool
 }
 
 pools_started=0
-start_pool() {  # start_pool WARM PRELOADED: starts it, waits until full and quiet
+start_pool() {  # start_pool WARM PRELOADED [STDLIB]: starts it, waits until full and quiet
   pools_started=$((pools_started + 1))
   local state="${tmp}/state-${pools_started}"
   mkdir -m 0711 "$state"
-  "$airlock" pool --state-dir "$state" --warm "$1" --preloaded "$2" 2>"${state}.log" &
+  "$airlock" pool --state-dir "$state" --warm "$1" --preloaded "$2" --preloaded-stdlib "${3:-0}" 2>"${state}.log" &
   pool_pid=$!
   for ((i = 0; i < 600; i++)); do
     grep -q '^airlock pool: serving' "${state}.log" 2>/dev/null && break
@@ -185,7 +185,7 @@ start_pool() {  # start_pool WARM PRELOADED: starts it, waits until full and qui
     sleep 0.1
   done
   grep -q '^airlock pool: serving' "${state}.log" || { echo "the pool did not start" >&2; exit 1; }
-  local want=$(($1 + $2))
+  local want=$(($1 + $2 + ${3:-0}))
   for ((i = 0; i < 100; i++)); do
     [[ "$(sandbox_count)" -ge "$want" ]] && break
     sleep 0.1
@@ -194,22 +194,24 @@ start_pool() {  # start_pool WARM PRELOADED: starts it, waits until full and qui
   pool_state="$state"
 }
 
-measure_pool() {  # measure_pool WARM PRELOADED -> JSON line in $tmp/sizes.jsonl
-  start_pool "$1" "$2"
+measure_pool() {  # measure_pool WARM PRELOADED STDLIB -> JSON line in $tmp/sizes.jsonl
+  start_pool "$1" "$2" "$3"
   python3 "${tmp}/measure.py" "$pool_pid" |
-    python3 -c 'import json, sys; j = json.load(sys.stdin); j["warm"] = int(sys.argv[1]); j["preloaded"] = int(sys.argv[2]); print(json.dumps(j))' "$1" "$2" \
+    python3 -c 'import json, sys; j = json.load(sys.stdin); j["warm"], j["preloaded"], j["stdlib"] = map(int, sys.argv[1:4]); print(json.dumps(j))' "$1" "$2" "$3" \
     >>"${tmp}/sizes.jsonl"
   stop_pool
 }
 
-measure_pool 0 0
-measure_pool "$n" 0
-measure_pool $((2 * n)) 0
-measure_pool 0 "$n"
-measure_pool 0 $((2 * n))
+measure_pool 0 0 0
+measure_pool "$n" 0 0
+measure_pool $((2 * n)) 0 0
+measure_pool 0 "$n" 0
+measure_pool 0 $((2 * n)) 0
+measure_pool 0 0 "$n"
+measure_pool 0 0 $((2 * n))
 
-# Preloaded jobs held running.
-start_pool 0 "$n"
+# Preloaded jobs held running (the data stack's interpreter: no standard-library class).
+start_pool 0 "$n" 0
 python3 "${tmp}/measure.py" "$pool_pid" >"${tmp}/before.json"
 for ((j = 0; j < k; j++)); do
   "$airlock" run --state-dir "$pool_state" --start preloaded --json -- \
@@ -235,17 +237,17 @@ python3 - "$tmp" "$n" "$k" <<'EOF'
 import json, sys
 tmp, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rows = [json.loads(l) for l in open(f"{tmp}/sizes.jsonl")]
-def row(w, p):
-    return next(r for r in rows if r["warm"] == w and r["preloaded"] == p)
+def row(w, p, s=0):
+    return next(r for r in rows if r["warm"] == w and r["preloaded"] == p and r["stdlib"] == s)
 mb = lambda kb: kb / 1024
 print(f"## Warm pool memory (PSS from /proc/PID/smaps_rollup), N = {n}, K = {k}\n")
 print("### The pool at each size (sum over the pool process, the zygote and every sandbox init)\n")
-print("| warm | preloaded | processes | sandboxes | PSS MB | of it the zygote MB | USS MB | RSS MB | sandboxes' cgroup charge MB |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| warm | preloaded (data) | preloaded (stdlib) | processes | sandboxes | PSS MB | of it the zygote MB | USS MB | RSS MB | sandboxes' cgroup charge MB |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     t = r["total"]
     z = f'{mb(r["zygote_pss"]):.1f}' if r["zygote_pss"] else "-"
-    print(f'| {r["warm"]} | {r["preloaded"]} | {r["processes"]} | {r["sandboxes"]} | {mb(t["Pss"]):.1f} | {z} | '
+    print(f'| {r["warm"]} | {r["preloaded"]} | {r["stdlib"]} | {r["processes"]} | {r["sandboxes"]} | {mb(t["Pss"]):.1f} | {z} | '
           f'{mb(t["Private_Dirty"] + t["Private_Clean"]):.1f} | {mb(t["Rss"]):.1f} | {r["cgroup_bytes"] / 2**20:.1f} |')
 print("\n### Marginal memory per pooled sandbox\n")
 print("| class | sizes compared | PSS MB per sandbox | cgroup charge MB per sandbox |")
@@ -253,9 +255,12 @@ print("|---|---|---:|---:|")
 def marg(a, b, count):
     return (mb(b["total"]["Pss"] - a["total"]["Pss"]) / count, (b["cgroup_bytes"] - a["cgroup_bytes"]) / 2**20 / count)
 for label, a, b in [("warm (exec)", row(0, 0), row(n, 0)), ("warm (exec)", row(n, 0), row(2 * n, 0)),
-                    ("preloaded", row(0, n), row(0, 2 * n))]:
+                    ("preloaded (data)", row(0, n), row(0, 2 * n)),
+                    ("preloaded (stdlib)", row(0, 0, n), row(0, 0, 2 * n)),
+                    ("preloaded (stdlib), with its interpreter", row(0, 0), row(0, 0, n))]:
     p, c = marg(a, b, n)
-    print(f'| {label} | {a["warm"] + a["preloaded"]} -> {b["warm"] + b["preloaded"]} | {p:.2f} | {c:.2f} |')
+    count = lambda r: r["warm"] + r["preloaded"] + r["stdlib"]
+    print(f'| {label} | {count(a)} -> {count(b)} | {p:.2f} | {c:.2f} |')
 
 before = json.load(open(f"{tmp}/before.json"))
 during = json.load(open(f"{tmp}/during.json"))

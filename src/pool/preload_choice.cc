@@ -158,12 +158,16 @@ std::string_view preload_name(Preload p) { return p == Preload::kStdlib ? "stdli
 
 const std::vector<std::string>& stdlib_preload_modules() {
   // What short scripts use most; each is cheap to import and small in memory.
+  // Not subprocess: it imports threading, whose fork handler alone made a
+  // job's fork of this interpreter write 130 more of its pages (248 against
+  // 115 faults after the fork; docs/performance.md), each a copy; a job that
+  // starts programs pays its import instead.
   static const std::vector<std::string> modules = {
       "argparse", "base64",   "collections", "copy",       "csv",     "dataclasses", "datetime",
       "decimal",  "enum",     "fractions",   "functools",  "hashlib", "heapq",       "io",
       "itertools", "json",    "math",        "operator",   "os",      "pathlib",     "pprint",
-      "random",   "re",       "shutil",      "statistics", "string",  "struct",      "subprocess",
-      "tempfile", "textwrap", "time",        "typing",     "urllib.parse", "uuid"};
+      "random",   "re",       "shutil",      "statistics", "string",  "struct",      "tempfile",
+      "textwrap", "time",     "typing",      "urllib.parse", "uuid"};
   return modules;
 }
 

@@ -16,12 +16,17 @@ def _finish(status):
     # What interpreter shutdown does that a program can see: wait for
     # non-daemon threads, run atexit functions, flush stdio. The rest of
     # finalization (tearing down every preloaded module) is skipped: it costs
-    # tens of milliseconds and nobody can observe it.
-    import atexit, threading
-    try:
-        threading._shutdown()
-    except BaseException:
-        pass
+    # tens of milliseconds and nobody can observe it. Like python3's own
+    # shutdown, threads are waited for only when threading was imported (a
+    # program without it has no threads to wait for, and importing it here
+    # would cost the job its import).
+    import atexit
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
     atexit._run_exitfuncs()
     for f in (sys.stdout, sys.stderr):
         try:

@@ -113,6 +113,16 @@ def test_atexit_functions_and_non_daemon_threads_run_before_the_exit():
     assert got.stdout == "thread finished\natexit ran\n"
 
 
+def test_a_program_that_never_imported_threading_ends_without_importing_it():
+    # As python3's own shutdown: threads are waited for only when threading was imported.
+    code = "import atexit, sys; atexit.register(lambda: print('threading' in sys.modules))"
+    got = run(["python3", "-c", code])
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == "False\n"
+    want = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True)
+    assert want.stdout == "False\n"
+
+
 def test_output_that_cannot_be_flushed_is_an_error_status():
     # stdout closed by the job: the final flush fails, and the status says so.
     got = run(["python3", "-c", "import os, sys; print('x', end=''); os.close(1)"])

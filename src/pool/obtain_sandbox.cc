@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/check.h"
 #include "base/unique_fd.h"
 #include "pool/handover.h"
 #include "pool/image_python.h"
@@ -28,6 +29,7 @@ struct Candidate {
 Result<std::pair<size_t, PreparedSandbox>> take_first(const std::string& socket,
                                                       const std::vector<std::string>& keys,
                                                       sandbox::CgroupBackend& cgroups, bool wait) {
+  AIRLOCK_CHECK(!keys.empty());
   for (int i = 0;; ++i) {
     std::optional<Error> why;
     for (size_t k = 0; k < keys.size(); ++k) {

@@ -12,9 +12,9 @@
 namespace airlock::jobs {
 namespace {
 
-// One preloaded interpreter per image and kind: "host/data", "<digest>/stdlib".
-std::string zygote_key(const ImageSource& image, Preload preload) {
-  return image_class(image) + "/" + std::string(preload_name(preload));
+// One preloaded interpreter per image and kind.
+std::pair<std::string, Preload> zygote_key(const ImageSource& image, Preload preload) {
+  return {image_class(image), preload};
 }
 
 }  // namespace
@@ -158,8 +158,7 @@ nlohmann::json WarmPool::stats() const {
   nlohmann::json out = {{"classes", classes}};
   nlohmann::json interpreters = nlohmann::json::array();
   for (const auto& [key, z] : zygotes_) {
-    std::string image = key.substr(0, key.rfind('/'));
-    Preload preload = key.ends_with("/stdlib") ? Preload::kStdlib : Preload::kData;
+    const auto& [image, preload] = key;
     nlohmann::json one = {{"image", image},          {"kind", preload_name(preload)},
                           {"pid", z->pid()},         {"python", z->python_version()},
                           {"modules", modules_of(preload)}};

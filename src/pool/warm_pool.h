@@ -97,7 +97,8 @@ class WarmPool {
 
   PoolConfig config_;
   sandbox::CgroupBackend& cgroups_;
-  std::map<std::string, std::unique_ptr<sandbox::Zygote>> zygotes_;  // by zygote_key()
+  // By image_class() and kind (warm_pool.cc: zygote_key()).
+  std::map<std::pair<std::string, Preload>, std::unique_ptr<sandbox::Zygote>> zygotes_;
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::vector<std::unique_ptr<Stock>> stocks_;

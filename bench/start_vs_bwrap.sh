@@ -15,7 +15,9 @@
 #                                               default that build's bench/startup_bench;
 #                                               AIRLOCK_BASE_BUILD=a second build, e.g. of main: its
 #                                               cold and warm cases join the same interleaved run,
-#                                               with a pool and state directory of their own)
+#                                               with a pool and state directory of their own;
+#                                               AIRLOCK_BASE_POOL_ARGS=more options for its pool,
+#                                               e.g. --refill-hold-ms 0)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,12 +43,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_pool BINARY: a pool on a fresh state directory; sets $state and $pool_pid.
+# start_pool BINARY [POOL_ARGS...]: a pool on a fresh state directory; sets $state and $pool_pid.
 start_pool() {
   state="$(mktemp -d /var/tmp/airlock-start-vs-bwrap-XXXXXX)"
   chmod 0711 "$state"  # the sandbox's user passes through it
   states+=("$state")
-  "$1" pool --state-dir "$state" --warm "$pool_size" --preloaded 0 2>"${state}/pool.log" &
+  "$1" pool --state-dir "$state" --warm "$pool_size" --preloaded 0 "${@:2}" 2>"${state}/pool.log" &
   pool_pid=$!
   pool_pids+=("$pool_pid")
   for ((i = 0; i < 300; i++)); do
@@ -68,7 +70,8 @@ base_cases=()
 charge=()
 if [[ -n "${AIRLOCK_BASE_BUILD:-}" ]]; then
   base_airlock="${AIRLOCK_BASE_BUILD}/airlock"
-  start_pool "$base_airlock"
+  # shellcheck disable=SC2086  # AIRLOCK_BASE_POOL_ARGS is a list of words
+  start_pool "$base_airlock" ${AIRLOCK_BASE_POOL_ARGS:-}
   charge+=(--charge-pid "$pool_pid")
   base_cases=(
     --case "cold (base)" "$base_airlock" run --state-dir "$state" --start cold -- /bin/true

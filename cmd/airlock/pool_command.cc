@@ -39,10 +39,10 @@ const char* const kPoolUsage =
     "  N preloaded sandboxes, forked from an interpreter of its own running the image's\n"
     "  Python; another image gets none (the pool says why).\n";
 
-bool parse_count(const std::string& text, size_t& out) {
+bool parse_count(const std::string& text, size_t& out, unsigned long max = 64) {
   char* end = nullptr;
   unsigned long v = std::strtoul(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v > 64) return false;
+  if (text.empty() || *end != '\0' || v > max) return false;
   out = v;
   return true;
 }
@@ -51,7 +51,7 @@ bool parse_count(const std::string& text, size_t& out) {
 
 int pool_command(const std::vector<std::string>& args) {
   jobs::PoolConfig config;
-  size_t warm = 2, preloaded = 2, stdlib = 0;
+  size_t warm = 2, preloaded = 2, stdlib = 0, hold_ms = 0;
   bool stdlib_set = false;
   bool exit_with_parent = false;
   std::vector<std::string> modules, image_names;
@@ -73,6 +73,8 @@ int pool_command(const std::vector<std::string>& args) {
     else if (a == "--image") image_names.push_back(v);
     else if (a == "--image-dir") image_dir = v;
     else if (a == "--prefetch-image") config.prefetch_image = v != "no";  // for bench/image_cold_phases.py
+    else if (a == "--refill-hold-ms" && parse_count(v, hold_ms, 10000))  // bench/start_vs_bwrap.sh; 0: no hold
+      config.refill_hold_max = std::chrono::milliseconds(hold_ms);
     else if ((a == "--warm" && parse_count(v, warm)) || (a == "--preloaded" && parse_count(v, preloaded))) {
     } else if (a == "--preloaded-stdlib" && parse_count(v, stdlib)) {
       stdlib_set = true;

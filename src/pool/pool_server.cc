@@ -79,13 +79,16 @@ void PoolServer::serve() {
       return;
     }
     if (fds[1].revents) return;
-    // A sandbox this process cloned and handed over has ended: reap its init
-    // (the job's runner holds a pidfd, but only a parent can reap).
+    // A sandbox handed over has ended: its job is over, so refills held back
+    // for it may go on; reap its init when this process cloned it (the job's
+    // runner holds a pidfd, but only a parent can reap; the preloaded
+    // interpreter reaps the inits it made, and waitid says ECHILD for them).
     for (size_t i = fds.size(); i-- > 2;) {
       if (!fds[i].revents) continue;
       siginfo_t info{};
       (void)::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(fds[i].fd), &info, WEXITED | WNOHANG);
       handed_over_.erase(handed_over_.begin() + static_cast<ptrdiff_t>(i - 2));
+      pool_.taken_sandbox_ended();
     }
     if (fds[0].revents) {
       UniqueFd conn(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
@@ -114,13 +117,18 @@ void PoolServer::answer(int conn) {
     auto sb = pool_.take(key);
     if (!sb) why = sb.error();
     if (sb) {
-      // Inits the preloaded interpreter made are its children (it reaps them).
-      UniqueFd watch(sb->preloaded ? -1 : ::fcntl(sb->process->pidfd(), F_DUPFD_CLOEXEC, 3));
-      if (auto st = send_prepared(conn, *sb); st) {
-        if (watch) handed_over_.push_back(std::move(watch));
-      } else
+      UniqueFd watch(::fcntl(sb->process->pidfd(), F_DUPFD_CLOEXEC, 3));
+      auto st = send_prepared(conn, *sb);
+      if (st && watch) {
+        handed_over_.push_back(std::move(watch));
+        return;
+      }
+      if (!st)
         std::fprintf(stderr, "airlock pool: handing over a sandbox failed: %s\n", st.error().message().c_str());
-      return;  // on failure the sandbox is destroyed here, never reused
+      // Not watched (handover failed: the sandbox is destroyed here, never
+      // reused; or no descriptor was left to watch it): ended for the refills.
+      pool_.taken_sandbox_ended();
+      return;
     }
   }
   (void)sys::send_with_fds(conn, none_reply(why), {});

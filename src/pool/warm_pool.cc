@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
+#include "base/check.h"
 #include "pool/image_python.h"
+#include "pool/refill_hold.h"
 
 namespace airlock::jobs {
 namespace {
@@ -97,12 +100,23 @@ void WarmPool::refill_loop(Stock* stock) {
   context.preload = c.preload;
   context.image = c.image;
   context.prefetch_image = config_.prefetch_image;
+  std::optional<std::chrono::steady_clock::time_point> short_since;  // when this thread found work
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (stock->ready.size() + stock->in_flight >= c.size) {
+      short_since.reset();
       changed_.wait(lock);
       continue;
     }
+    auto now = std::chrono::steady_clock::now();
+    if (!short_since) short_since = now;
+    RefillView view{stock->ready.size(), running_,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - *short_since)};
+    if (hold_back_refill(view, config_.refill_hold_max)) {
+      changed_.wait_until(lock, *short_since + config_.refill_hold_max);
+      continue;
+    }
+    short_since.reset();
     ++stock->in_flight;
     lock.unlock();
     auto made = prepare_sandbox(c.policy, context);
@@ -134,10 +148,20 @@ Result<PreparedSandbox> WarmPool::take(const std::string& key) {
     PreparedSandbox sb = std::move(s->ready.front());
     s->ready.pop_front();
     ++s->taken;
+    ++running_;
     changed_.notify_all();
     return sb;
   }
   return fail(ErrorKind::kNotFound, "the warm pool keeps no class " + key);
+}
+
+void WarmPool::taken_sandbox_ended() {
+  {
+    std::lock_guard lock(mu_);
+    AIRLOCK_CHECK(running_ > 0);
+    --running_;
+  }
+  changed_.notify_all();
 }
 
 nlohmann::json WarmPool::stats() const {

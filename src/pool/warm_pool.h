@@ -9,6 +9,7 @@
 // Each class has refill threads of its own.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -52,6 +53,9 @@ struct PoolConfig {
   // Refills read the loader's files through each image sandbox's own mount
   // (PrepareContext::prefetch_image); off only to measure what it gives.
   bool prefetch_image = true;
+  // How long a refill waits for the jobs taken from the pool to end while
+  // their class still has a sandbox ready (refill_hold.h); 0: refill at once.
+  std::chrono::milliseconds refill_hold_max{100};
 };
 
 // The refill threads' nice value; a taken sandbox's init is set back to 0
@@ -74,6 +78,9 @@ class WarmPool {
   // A ready sandbox of `class_key`; else kUnavailable (the class is empty
   // right now: a refill is coming) or kNotFound (no such class here).
   Result<PreparedSandbox> take(const std::string& class_key);
+  // A sandbox take() returned has ended (its job is over, or it was never
+  // handed over): refills held back for it may go on (refill_hold.h).
+  void taken_sandbox_ended();
 
   // Counts per class, the interpreter, for logs and the service's metrics.
   nlohmann::json stats() const;
@@ -103,6 +110,7 @@ class WarmPool {
   mutable std::condition_variable changed_;
   std::vector<std::unique_ptr<Stock>> stocks_;
   bool stopping_ = false;
+  size_t running_ = 0;  // sandboxes taken and not yet ended
   std::vector<std::thread> refill_;  // refill_workers per class with a size
 };
 

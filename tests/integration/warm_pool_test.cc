@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 #include <set>
 #include <thread>
@@ -353,6 +354,82 @@ TEST(WarmPool, APreloadedJobRunsAtItsRunnersPriorityNotTheInterpreters) {
                             "f = open('/proc/self/stat').read().split(); print(f[18], f[40])"});
   EXPECT_EQ(start_of(rec), "preloaded") << rec.dump();
   EXPECT_EQ(out_of(rec), "0 0\n") << rec.dump();
+}
+
+// Waits (polling, up to `timeout_ms`) for `pool` to hold `n` job directories:
+// its ready sandboxes, those being prepared, and the running jobs' own.
+bool pool_holds(const TestPool& pool, size_t n, int timeout_ms) {
+  for (int waited = 0;; waited += 20) {
+    if (pool.held_ids().size() == n) return true;
+    if (waited >= timeout_ms) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Starts `airlock run --start warm -- sleep SECONDS` and waits for the sleep
+// to run in its sandbox; false if it never did.
+bool start_sleeping_job(const TempDir& dir, const std::string& name, const std::string& seconds,
+                        std::unique_ptr<Spawned>& run) {
+  ::mkdir(dir.sub(name).c_str(), 0700);
+  run = std::make_unique<Spawned>(
+      std::vector<std::string>{"run", "--json", "--state-dir", dir.state(), "--start", "warm", "--", "sleep", seconds},
+      dir.sub(name), dir.state());
+  const std::string cmdline = std::string("sleep") + '\0' + seconds;
+  for (int i = 0; i < 750; ++i) {  // up to 15 s: a loaded CI machine
+    if (uid_of_sandboxed_command(cmdline) != 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// A refill competes with the job that just took a sandbox: while that job runs
+// and its class still has one ready, the pool waits (pool/refill_hold.h), and
+// refills when the job ends.
+TEST(WarmPool, ARefillWaitsForTheRunningJobWhileItsClassHasASandbox) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 2, 0, {"--refill-hold-ms", "10000"});
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  ASSERT_TRUE(pool_holds(pool, 2, 15000));
+  std::unique_ptr<Spawned> run;
+  ASSERT_TRUE(start_sleeping_job(dir, "run", "3", run)) << read_text(dir.sub("run") + "/airlock.err");
+  // Without the hold the pool would be back at 2 ready (3 directories with the job's) in
+  // milliseconds; it must stay at 1 ready + the running job for as long as the job runs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(pool.held_ids().size(), 2u) << "a refill ran beside the job";
+  auto before = pool.held_ids();
+  EXPECT_EQ(run->wait(), 0);
+  // The job ended: its directory went, and the refill it held back ran.
+  ASSERT_TRUE(pool_holds(pool, 2, 15000)) << pool.held_ids().size();
+  auto after = pool.held_ids();
+  std::set<std::string> old(before.begin(), before.end());
+  size_t fresh = 0;
+  for (const auto& id : after) fresh += old.count(id) ? 0 : 1;
+  EXPECT_EQ(fresh, 1u) << "the refill held back for the job did not run when it ended";
+  EXPECT_EQ(pool.stop(), 0);
+}
+
+TEST(WarmPool, AnEmptyClassRefillsAtOnceAndAHoldIsBounded) {
+  TempDir dir;
+  {
+    // One sandbox: the job empties its class, and the next job would start cold.
+    TestPool pool(dir.path(), dir.state(), 1, 0, {"--refill-hold-ms", "10000"});
+    ASSERT_TRUE(pool.ready()) << pool.log();
+    std::unique_ptr<Spawned> run;
+    ASSERT_TRUE(start_sleeping_job(dir, "run1", "5", run)) << read_text(dir.sub("run1") + "/airlock.err");
+    EXPECT_TRUE(pool_holds(pool, 2, 4000)) << "the empty class was not refilled while the job ran";
+    EXPECT_EQ(run->wait(), 0);
+    EXPECT_EQ(pool.stop(), 0);
+  }
+  {
+    TestPool pool(dir.path(), dir.state(), 2, 0, {"--refill-hold-ms", "300"});
+    ASSERT_TRUE(pool.ready()) << pool.log();
+    ASSERT_TRUE(pool_holds(pool, 2, 15000));
+    std::unique_ptr<Spawned> run;
+    ASSERT_TRUE(start_sleeping_job(dir, "run2", "5", run)) << read_text(dir.sub("run2") + "/airlock.err");
+    EXPECT_TRUE(pool_holds(pool, 3, 4000)) << "a refill waited for the job longer than the hold";
+    EXPECT_EQ(run->wait(), 0);
+    EXPECT_EQ(pool.stop(), 0);
+  }
 }
 
 TEST(WarmPool, KillingTheRunnerOfAWarmJobEndsItsSandbox) {

@@ -1,0 +1,23 @@
+// When a warm pool's refill thread holds back its next sandbox. Preparing a
+// sandbox (a clone of the pool process, mounts, a cgroup) competes with the job
+// that just took one for the machine's CPUs, and on a host where a page fault
+// and a TLB shootdown are expensive it slowed that job by about a quarter
+// (docs/performance.md, "Issue 14, ninth session"). So while a job taken from
+// the pool is still running and the class still has a sandbox for the next
+// job, the refill waits, for at most `hold_max` after it found work to do.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace airlock::jobs {
+
+struct RefillView {
+  size_t ready = 0;                   // sandboxes of the class ready now
+  size_t running = 0;                 // jobs taken from this pool and not yet ended
+  std::chrono::milliseconds waited{};  // since this refill found the class short
+};
+
+bool hold_back_refill(const RefillView& view, std::chrono::milliseconds hold_max);
+
+}  // namespace airlock::jobs

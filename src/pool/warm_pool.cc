@@ -100,6 +100,7 @@ void WarmPool::refill_loop(Stock* stock) {
   context.preload = c.preload;
   context.image = c.image;
   context.prefetch_image = config_.prefetch_image;
+  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
   std::optional<std::chrono::steady_clock::time_point> short_since;  // when this thread found work
   std::unique_lock lock(mu_);
   while (!stopping_) {
@@ -111,7 +112,7 @@ void WarmPool::refill_loop(Stock* stock) {
     auto now = std::chrono::steady_clock::now();
     if (!short_since) short_since = now;
     RefillView view{stock->ready.size(), running_,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(now - *short_since)};
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - *short_since), cpus};
     if (hold_back_refill(view, config_.refill_hold_max)) {
       changed_.wait_until(lock, *short_since + config_.refill_hold_max);
       continue;

@@ -10,8 +10,16 @@ using std::chrono::milliseconds;
 constexpr milliseconds kMax{100};
 
 TEST(RefillHold, WaitsWhileAJobRunsAndTheClassStillHasASandbox) {
-  EXPECT_TRUE(hold_back_refill({.ready = 3, .running = 1, .waited = milliseconds(0)}, kMax));
-  EXPECT_TRUE(hold_back_refill({.ready = 1, .running = 5, .waited = milliseconds(99)}, kMax));
+  EXPECT_TRUE(hold_back_refill({.ready = 3, .running = 1, .waited = milliseconds(0), .cpus = 2}, kMax));
+  EXPECT_TRUE(hold_back_refill({.ready = 1, .running = 3, .waited = milliseconds(99), .cpus = 4}, kMax));
+  EXPECT_TRUE(hold_back_refill({.ready = 1, .running = 1, .waited = milliseconds(0), .cpus = 1}, kMax));
+}
+
+TEST(RefillHold, AsManyJobsAsCpusRefillAtOnce) {
+  // A steady load: holding back would only empty the class.
+  EXPECT_FALSE(hold_back_refill({.ready = 3, .running = 2, .waited = milliseconds(0), .cpus = 2}, kMax));
+  EXPECT_FALSE(hold_back_refill({.ready = 3, .running = 5, .waited = milliseconds(0), .cpus = 4}, kMax));
+  EXPECT_FALSE(hold_back_refill({.ready = 3, .running = 2, .waited = milliseconds(0), .cpus = 1}, kMax));
 }
 
 TEST(RefillHold, AnEmptyClassRefillsAtOnce) {

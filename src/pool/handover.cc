@@ -143,6 +143,7 @@ Result<PreparedSandbox> take_from_pool(const std::string& socket_path, const std
   auto sb = receive_prepared(sock->get(), cgroups);
   if (!sb && sb.error().kind == ErrorKind::kInternal)  // not a "none": no answer in time, or garbage
     return fail("the warm pool did not answer: " + sb.error().message());
+  if (sb) sb->pool_link = std::move(*sock);
   return sb;
 }
 

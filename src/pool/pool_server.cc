@@ -74,30 +74,37 @@ void PoolServer::serve() {
   for (;;) {
     std::vector<pollfd> fds = {{listen_.get(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
     for (const auto& fd : handed_over_) fds.push_back({fd.get(), POLLIN, 0});
+    for (const auto& fd : runners_) fds.push_back({fd.get(), POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[1].revents) return;
-    // A sandbox handed over has ended: its job is over, so refills held back
-    // for it may go on; reap its init when this process cloned it (the job's
-    // runner holds a pidfd, but only a parent can reap; the preloaded
-    // interpreter reaps the inits it made, and waitid says ECHILD for them).
-    for (size_t i = fds.size(); i-- > 2;) {
+    // A job's runner closed its connection: it is done with the sandbox
+    // (its teardown included), so refills held back for it may go on.
+    const size_t first_runner = 2 + handed_over_.size();
+    for (size_t i = fds.size(); i-- > first_runner;) {
+      if (!fds[i].revents) continue;
+      runners_.erase(runners_.begin() + static_cast<ptrdiff_t>(i - first_runner));
+      pool_.taken_sandbox_ended();
+    }
+    // A sandbox this process cloned and handed over has ended: reap its init
+    // (the job's runner holds a pidfd, but only a parent can reap).
+    for (size_t i = first_runner; i-- > 2;) {
       if (!fds[i].revents) continue;
       siginfo_t info{};
       (void)::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(fds[i].fd), &info, WEXITED | WNOHANG);
       handed_over_.erase(handed_over_.begin() + static_cast<ptrdiff_t>(i - 2));
-      pool_.taken_sandbox_ended();
     }
     if (fds[0].revents) {
       UniqueFd conn(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-      if (conn) answer(conn.get());
+      if (conn) answer(std::move(conn));
     }
   }
 }
 
-void PoolServer::answer(int conn) {
+void PoolServer::answer(UniqueFd conn_fd) {
+  const int conn = conn_fd.get();
   // A client that sends nothing must not stall the pool.
   timeval tv{1, 0};
   ::setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -117,17 +124,15 @@ void PoolServer::answer(int conn) {
     auto sb = pool_.take(key);
     if (!sb) why = sb.error();
     if (sb) {
-      UniqueFd watch(::fcntl(sb->process->pidfd(), F_DUPFD_CLOEXEC, 3));
-      auto st = send_prepared(conn, *sb);
-      if (st && watch) {
-        handed_over_.push_back(std::move(watch));
-        return;
-      }
-      if (!st)
+      // Inits the preloaded interpreter made are its children (it reaps them).
+      UniqueFd watch(sb->preloaded ? -1 : ::fcntl(sb->process->pidfd(), F_DUPFD_CLOEXEC, 3));
+      if (auto st = send_prepared(conn, *sb); st) {
+        if (watch) handed_over_.push_back(std::move(watch));
+        runners_.push_back(std::move(conn_fd));  // the runner keeps it open while it holds the sandbox
+      } else {
         std::fprintf(stderr, "airlock pool: handing over a sandbox failed: %s\n", st.error().message().c_str());
-      // Not watched (handover failed: the sandbox is destroyed here, never
-      // reused; or no descriptor was left to watch it): ended for the refills.
-      pool_.taken_sandbox_ended();
+        pool_.taken_sandbox_ended();  // destroyed here, never reused
+      }
       return;
     }
   }

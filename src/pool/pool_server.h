@@ -27,14 +27,17 @@ class PoolServer {
   PoolServer(WarmPool& pool, std::string path, UniqueFd listen, UniqueFd stop)
       : pool_(pool), path_(std::move(path)), listen_(std::move(listen)), stop_(std::move(stop)) {}
   void serve();
-  void answer(int conn);
+  void answer(UniqueFd conn);
 
   WarmPool& pool_;
   std::string path_;
   UniqueFd listen_, stop_;
   std::thread thread_;
-  ino_t inode_ = 0;
-  std::vector<UniqueFd> handed_over_;  // pidfds of inits we must reap (serve thread only)  // of the socket file we bound, so we never remove another pool's
+  ino_t inode_ = 0;  // of the socket file we bound, so we never remove another pool's
+  std::vector<UniqueFd> handed_over_;  // pidfds of inits we must reap (serve thread only)
+  // Connections of runners holding a sandbox taken here (serve thread only):
+  // each one's close ends a refill hold (WarmPool::taken_sandbox_ended).
+  std::vector<UniqueFd> runners_;
 };
 
 }  // namespace airlock::jobs

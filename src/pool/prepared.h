@@ -53,6 +53,9 @@ struct PreparedSandbox {
   Mounts mounts;
   UniqueFd stdout_r, stderr_r;
   UniqueFd stdin_w;  // only when prepared with_stdin (a session's kernel reads it)
+  // A sandbox taken from a pool: the connection it came on, closed when the
+  // sandbox goes; the pool holds its refills back until then (refill_hold.h).
+  UniqueFd pool_link;
   std::optional<sandbox::SandboxProcess> process;  // destroyed first: kills init
 
   PreparedSandbox() = default;

@@ -219,7 +219,12 @@ Connection::Connection(std::shared_ptr<HttpServer::Core> core, tcp::socket socke
       strand_(socket.get_executor()),
       socket_(std::move(socket)),
       timer_(strand_),
-      keepalive_timer_(strand_) {}
+      keepalive_timer_(strand_) {
+  // Waiting from the accept on, not from start(): start() runs later on any
+  // I/O thread, and an accepted connection that has not started yet must be
+  // as evictable, and as old, as its accept order says.
+  start_waiting();
+}
 
 Connection::~Connection() {
   std::lock_guard lock(core_->mutex);
@@ -276,8 +281,7 @@ void Connection::start() {
   beast::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
   // The first request's header must arrive within header_timeout of the connect.
-  phase_ = Phase::kIdle;
-  start_waiting();
+  phase_ = Phase::kIdle;  // waiting since the accept (the constructor)
   arm(core_->options.header_timeout_ms);
   rearm_on_first_byte_ = false;
   read_some();

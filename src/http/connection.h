@@ -1,6 +1,6 @@
-// Internals of the HTTP server shared by http_server.cc and
-// http_connection.cc: the server's core state, one connection, one exchange.
-// Only these two files include Beast.
+// Internals of the HTTP server shared by server.cc and connection.cc: the
+// server's core state, one connection, one exchange. Only these two files
+// (and the eviction unit test) include Beast.
 #pragma once
 
 #include <atomic>
@@ -137,7 +137,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   net::any_io_executor executor() const { return strand_; }
   // When this connection started waiting for a request header (steady clock
-  // ns), 0 while it is inside a request, kEvicted once the server chose it to
+  // ns; the accept for its first request), 0 while it is inside a request, kEvicted once the server chose it to
   // make room. Read from the accept thread under Core::mutex.
   static constexpr int64_t kEvicted = -1;
   std::atomic<int64_t> waiting_since{0};

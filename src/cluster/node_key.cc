@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
+#include "base/sha256.h"
 #include "base/unique_fd.h"
 
 namespace airlock::cluster {
@@ -55,10 +55,10 @@ Result<std::string> resolve_node_key(const std::string& inline_key, const std::s
 
 bool node_key_matches(std::string_view expected, std::string_view presented) {
   if (expected.empty()) return false;
-  unsigned char a[SHA256_DIGEST_LENGTH], b[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(expected.data()), expected.size(), a);
-  SHA256(reinterpret_cast<const unsigned char*>(presented.data()), presented.size(), b);
-  return CRYPTO_memcmp(a, b, sizeof a) == 0;
+  // Not OpenSSL's one-shot SHA256(): in OpenSSL 3 it goes through EVP, whose
+  // provider machinery would be linked in for it (base/openssl.h).
+  std::string a = Sha256::of(expected), b = Sha256::of(presented);
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace airlock::cluster

@@ -7,19 +7,19 @@
 #include <string>
 #include <string_view>
 
-#include <openssl/ssl.h>
-
+#include "base/openssl.h"
 #include "base/result.h"
 #include "base/unique_fd.h"
 
 namespace airlock::egress {
 
 struct SslCtxFree {
-  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+  void operator()(SSL_CTX* ctx) const { openssl_loaded().SSL_CTX_free(ctx); }
 };
 using TlsContext = std::unique_ptr<SSL_CTX, SslCtxFree>;
 
 // Peer verification on, TLS 1.2 or later. `ca_file` "": the system's store.
+// Loads OpenSSL (base/openssl.h) on the first call.
 Result<TlsContext> make_tls_context(const std::string& ca_file);
 
 // One TLS connection over a non-blocking socket; deadlines and the stop fd as
@@ -35,7 +35,7 @@ class TlsStream {
 
  private:
   struct SslFree {
-    void operator()(SSL* ssl) const { SSL_free(ssl); }
+    void operator()(SSL* ssl) const { openssl_loaded().SSL_free(ssl); }
   };
   TlsStream(std::unique_ptr<SSL, SslFree> ssl, UniqueFd fd) : ssl_(std::move(ssl)), fd_(std::move(fd)) {}
   // Waits for what OpenSSL asked for after a call returned `rc`.

@@ -1,7 +1,5 @@
 #include "store/checkpoint.h"
 
-#include <openssl/pem.h>
-
 #include <nlohmann/json.hpp>
 
 #include "base/base64.h"
@@ -12,11 +10,11 @@ namespace airlock::store {
 namespace {
 
 struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
+  void operator()(BIO* b) const { openssl_loaded().BIO_free(b); }
 };
 using Bio = std::unique_ptr<BIO, BioFree>;
 struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+  void operator()(EVP_MD_CTX* c) const { openssl_loaded().EVP_MD_CTX_free(c); }
 };
 using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
 
@@ -25,7 +23,8 @@ constexpr size_t kMaxLineBytes = 4096;
 
 Result<std::string> bio_text(BIO* bio) {
   char* data = nullptr;
-  long n = BIO_get_mem_data(bio, &data);
+  // BIO_get_mem_data(), a macro over BIO_ctrl().
+  long n = openssl_loaded().BIO_ctrl(bio, BIO_CTRL_INFO, 0, reinterpret_cast<char*>(&data));
   if (n < 0 || data == nullptr) return fail("cannot read the PEM buffer");
   return std::string(data, static_cast<size_t>(n));
 }
@@ -40,7 +39,7 @@ bool is_lower_hex(std::string_view s, size_t n) {
 Result<EvpKey> require_ed25519(EVP_PKEY* key, const char* what) {
   if (key == nullptr) return fail(std::string("not a PEM ") + what + " key");
   EvpKey owned(key);
-  if (EVP_PKEY_get_id(key) != EVP_PKEY_ED25519)
+  if (openssl_loaded().EVP_PKEY_get_id(key) != EVP_PKEY_ED25519)
     return fail(std::string("the ") + what + " key is not an Ed25519 key");
   return owned;
 }
@@ -48,41 +47,49 @@ Result<EvpKey> require_ed25519(EVP_PKEY* key, const char* what) {
 }  // namespace
 
 Result<EvpKey> generate_checkpoint_key() {
-  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  auto ssl = openssl();
+  if (!ssl) return fail("checkpoint keys: " + ssl.error().message());
+  EVP_PKEY* key = (*ssl)->EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
   if (key == nullptr) return fail("cannot generate an Ed25519 key");
   return EvpKey(key);
 }
 
 Result<std::string> private_key_pem(EVP_PKEY* key) {
-  Bio bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
+  const OpenSsl& ssl = openssl_loaded();  // `key` was made through it
+  Bio bio(ssl.BIO_new(ssl.BIO_s_mem()));
+  if (!bio || ssl.PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
     return fail("cannot write the private key");
   return bio_text(bio.get());
 }
 
 Result<std::string> public_key_pem(EVP_PKEY* key) {
-  Bio bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PUBKEY(bio.get(), key) != 1) return fail("cannot write the public key");
+  const OpenSsl& ssl = openssl_loaded();
+  Bio bio(ssl.BIO_new(ssl.BIO_s_mem()));
+  if (!bio || ssl.PEM_write_bio_PUBKEY(bio.get(), key) != 1) return fail("cannot write the public key");
   return bio_text(bio.get());
 }
 
 Result<EvpKey> read_private_key_pem(std::string_view pem) {
-  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  auto ssl = openssl();
+  if (!ssl) return fail("checkpoint keys: " + ssl.error().message());
+  Bio bio((*ssl)->BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return fail("cannot read the key");
-  return require_ed25519(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), "private");
+  return require_ed25519((*ssl)->PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), "private");
 }
 
 Result<EvpKey> read_public_key_pem(std::string_view pem) {
   if (pem.find("PRIVATE KEY-----") != std::string_view::npos) return read_private_key_pem(pem);
-  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  auto ssl = openssl();
+  if (!ssl) return fail("checkpoint keys: " + ssl.error().message());
+  Bio bio((*ssl)->BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return fail("cannot read the key");
-  return require_ed25519(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr), "public");
+  return require_ed25519((*ssl)->PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr), "public");
 }
 
 Result<std::string> checkpoint_key_id(EVP_PKEY* key) {
   unsigned char raw[32];
   size_t n = sizeof raw;
-  if (EVP_PKEY_get_raw_public_key(key, raw, &n) != 1 || n != sizeof raw)
+  if (openssl_loaded().EVP_PKEY_get_raw_public_key(key, raw, &n) != 1 || n != sizeof raw)
     return fail("cannot read the raw public key");
   return Sha256::of(std::string_view(reinterpret_cast<const char*>(raw), n)).substr(0, 16);
 }
@@ -97,11 +104,12 @@ Result<std::string> make_checkpoint_line(Checkpoint c, EVP_PKEY* private_key) {
   if (!id) return forward(id);
   c.key_id = *id;
   std::string bytes = checkpoint_signed_bytes(c);
-  MdCtx ctx(EVP_MD_CTX_new());
+  const OpenSsl& ssl = openssl_loaded();
+  MdCtx ctx(ssl.EVP_MD_CTX_new());
   unsigned char sig[kSignatureBytes];
   size_t sig_len = sizeof sig;
-  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, private_key) != 1 ||
-      EVP_DigestSign(ctx.get(), sig, &sig_len, reinterpret_cast<const unsigned char*>(bytes.data()),
+  if (!ctx || ssl.EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, private_key) != 1 ||
+      ssl.EVP_DigestSign(ctx.get(), sig, &sig_len, reinterpret_cast<const unsigned char*>(bytes.data()),
                      bytes.size()) != 1)
     return fail("cannot sign the checkpoint (is the key an Ed25519 private key?)");
   nlohmann::ordered_json j;
@@ -147,10 +155,11 @@ Status verify_checkpoint(const Checkpoint& c, EVP_PKEY* public_key) {
   auto sig = base64_decode(c.signature);
   if (!sig || sig->size() != kSignatureBytes) return fail("signature is not 64 bytes of base64");
   std::string bytes = checkpoint_signed_bytes(c);
-  MdCtx ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, public_key) != 1)
+  const OpenSsl& ssl = openssl_loaded();
+  MdCtx ctx(ssl.EVP_MD_CTX_new());
+  if (!ctx || ssl.EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, public_key) != 1)
     return fail("cannot set up the signature check");
-  int ok = EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()),
+  int ok = ssl.EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()),
                             sig->size(), reinterpret_cast<const unsigned char*>(bytes.data()),
                             bytes.size());
   if (ok != 1) return fail("bad signature: the checkpoint was changed or not signed by this key");

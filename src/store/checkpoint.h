@@ -1,7 +1,8 @@
 // Signed checkpoints of a tenant's chain head (docs/store.md, "Checkpoints"):
 // one JSON line each, Ed25519 over a canonical byte string, so that a chain
 // recomputed by someone who can write the database no longer matches what was
-// signed with a key kept outside it. Pure: no file, no clock.
+// signed with a key kept outside it. Pure: no file, no clock. OpenSSL is
+// loaded when a key is first made or read (base/openssl.h).
 #pragma once
 
 #include <cstdint>
@@ -10,14 +11,13 @@
 #include <string>
 #include <string_view>
 
-#include <openssl/evp.h>
-
+#include "base/openssl.h"
 #include "base/result.h"
 
 namespace airlock::store {
 
 struct EvpKeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+  void operator()(EVP_PKEY* k) const { openssl_loaded().EVP_PKEY_free(k); }
 };
 using EvpKey = std::unique_ptr<EVP_PKEY, EvpKeyFree>;
 

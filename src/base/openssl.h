@@ -3,9 +3,9 @@
 //
 // Why not linked: every airlock process is started fresh, most often for one
 // job, and statically linked, libssl and the parts of libcrypto it needs put
-// 88 pages of pointer tables into the binary that the loader relocates (and so
-// copies) at every start: about 90 of `airlock run`'s page faults, which cost
-// more than 1 ms on a guest with shadow page tables (docs/performance.md).
+// about 90 pages of pointer tables into the PIE, which the loader relocates
+// (and so copies) at every start: 224 -> 120 page faults for a bare start,
+// and a cold `airlock run` 0.6 ms faster (docs/performance.md, tenth session).
 // Only the egress gateway's TLS and the store's signed checkpoints use these.
 // SHA-256, base64 and constant-time comparison stay linked from libcrypto.a:
 // they carry no such tables.

@@ -137,8 +137,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   net::any_io_executor executor() const { return strand_; }
   // When this connection started waiting for a request header (steady clock
-  // ns; the accept for its first request), 0 while it is inside a request, kEvicted once the server chose it to
-  // make room. Read from the accept thread under Core::mutex.
+  // ns; the accept, for its first request), 0 while it is inside a request,
+  // kEvicted once the server chose it to make room. Read from the accept
+  // thread under Core::mutex.
   static constexpr int64_t kEvicted = -1;
   std::atomic<int64_t> waiting_since{0};
   void start();

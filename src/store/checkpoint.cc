@@ -44,11 +44,19 @@ Result<EvpKey> require_ed25519(EVP_PKEY* key, const char* what) {
   return owned;
 }
 
+// OpenSSL for making or reading a key (the other functions take a key, so it
+// is loaded already).
+Result<const OpenSsl*> openssl_for_keys() {
+  auto ssl = openssl();
+  if (!ssl) return fail("checkpoint keys: " + ssl.error().message());
+  return ssl;
+}
+
 }  // namespace
 
 Result<EvpKey> generate_checkpoint_key() {
-  auto ssl = openssl();
-  if (!ssl) return fail("checkpoint keys: " + ssl.error().message());
+  auto ssl = openssl_for_keys();
+  if (!ssl) return forward(ssl);
   EVP_PKEY* key = (*ssl)->EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
   if (key == nullptr) return fail("cannot generate an Ed25519 key");
   return EvpKey(key);
@@ -70,8 +78,8 @@ Result<std::string> public_key_pem(EVP_PKEY* key) {
 }
 
 Result<EvpKey> read_private_key_pem(std::string_view pem) {
-  auto ssl = openssl();
-  if (!ssl) return fail("checkpoint keys: " + ssl.error().message());
+  auto ssl = openssl_for_keys();
+  if (!ssl) return forward(ssl);
   Bio bio((*ssl)->BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return fail("cannot read the key");
   return require_ed25519((*ssl)->PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), "private");
@@ -79,8 +87,8 @@ Result<EvpKey> read_private_key_pem(std::string_view pem) {
 
 Result<EvpKey> read_public_key_pem(std::string_view pem) {
   if (pem.find("PRIVATE KEY-----") != std::string_view::npos) return read_private_key_pem(pem);
-  auto ssl = openssl();
-  if (!ssl) return fail("checkpoint keys: " + ssl.error().message());
+  auto ssl = openssl_for_keys();
+  if (!ssl) return forward(ssl);
   Bio bio((*ssl)->BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return fail("cannot read the key");
   return require_ed25519((*ssl)->PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr), "public");

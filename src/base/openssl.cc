@@ -11,13 +11,14 @@ Result<OpenSsl> load_openssl(const char* library) {
   void* handle = ::dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
-    return fail(std::string("load ") + library + " (OpenSSL 3, package libssl3): " + (why ? why : "unknown error"));
+    return fail(std::string("load ") + library +
+                " (OpenSSL 3, package libssl3): " + (why ? why : "unknown error"));
   }
   OpenSsl fns;
   // dlsym on libssl's handle also finds libcrypto's functions: it searches
   // the library's dependencies too.
-#define AIRLOCK_OPENSSL_LOAD(name)                                                         \
-  fns.name = reinterpret_cast<decltype(fns.name)>(::dlsym(handle, #name));                 \
+#define AIRLOCK_OPENSSL_LOAD(name)                                         \
+  fns.name = reinterpret_cast<decltype(fns.name)>(::dlsym(handle, #name)); \
   if (fns.name == nullptr) return fail(std::string(library) + " has no function " #name);
   AIRLOCK_OPENSSL_FUNCTIONS(AIRLOCK_OPENSSL_LOAD)
 #undef AIRLOCK_OPENSSL_LOAD

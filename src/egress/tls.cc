@@ -53,7 +53,8 @@ Status TlsStream::wait_for(int rc, const char* what, int stop_fd, int timeout_ms
   else if (err == SSL_ERROR_SSL) {
     long verify = ssl.SSL_get_verify_result(ssl_.get());
     if (verify != X509_V_OK)
-      return fail(std::string(what) + ": certificate verification failed: " + ssl.X509_verify_cert_error_string(verify));
+      return fail(std::string(what) + ": certificate verification failed: " +
+                  ssl.X509_verify_cert_error_string(verify));
     return fail(ssl_error(what));
   } else {
     ssl.ERR_clear_error();
@@ -79,9 +80,11 @@ Result<TlsStream> TlsStream::connect(SSL_CTX* ctx, UniqueFd fd, const std::strin
     // SSL_set_tlsext_host_name(), a macro over SSL_ctrl(): the name sent (SNI).
     fn.SSL_ctrl(ssl.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
                 const_cast<char*>(host.c_str()));
-    if (fn.SSL_set1_host(ssl.get(), host.c_str()) != 1) return fail(ssl_error("set the TLS peer name"));
+    if (fn.SSL_set1_host(ssl.get(), host.c_str()) != 1)
+      return fail(ssl_error("set the TLS peer name"));
   }
-  if (fn.SSL_set_fd(ssl.get(), fd.get()) != 1) return fail(ssl_error("give the TLS connection its socket"));
+  if (fn.SSL_set_fd(ssl.get(), fd.get()) != 1)
+    return fail(ssl_error("give the TLS connection its socket"));
   TlsStream stream(std::move(ssl), std::move(fd));
   for (;;) {
     int rc = fn.SSL_connect(stream.ssl_.get());

@@ -65,7 +65,8 @@ Result<EvpKey> generate_checkpoint_key() {
 Result<std::string> private_key_pem(EVP_PKEY* key) {
   const OpenSsl& ssl = openssl_loaded();  // `key` was made through it
   Bio bio(ssl.BIO_new(ssl.BIO_s_mem()));
-  if (!bio || ssl.PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
+  if (!bio ||
+      ssl.PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
     return fail("cannot write the private key");
   return bio_text(bio.get());
 }
@@ -73,7 +74,8 @@ Result<std::string> private_key_pem(EVP_PKEY* key) {
 Result<std::string> public_key_pem(EVP_PKEY* key) {
   const OpenSsl& ssl = openssl_loaded();
   Bio bio(ssl.BIO_new(ssl.BIO_s_mem()));
-  if (!bio || ssl.PEM_write_bio_PUBKEY(bio.get(), key) != 1) return fail("cannot write the public key");
+  if (!bio || ssl.PEM_write_bio_PUBKEY(bio.get(), key) != 1)
+    return fail("cannot write the public key");
   return bio_text(bio.get());
 }
 
@@ -82,7 +84,8 @@ Result<EvpKey> read_private_key_pem(std::string_view pem) {
   if (!ssl) return forward(ssl);
   Bio bio((*ssl)->BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return fail("cannot read the key");
-  return require_ed25519((*ssl)->PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), "private");
+  return require_ed25519((*ssl)->PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr),
+                         "private");
 }
 
 Result<EvpKey> read_public_key_pem(std::string_view pem) {
@@ -91,7 +94,8 @@ Result<EvpKey> read_public_key_pem(std::string_view pem) {
   if (!ssl) return forward(ssl);
   Bio bio((*ssl)->BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return fail("cannot read the key");
-  return require_ed25519((*ssl)->PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr), "public");
+  return require_ed25519((*ssl)->PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr),
+                         "public");
 }
 
 Result<std::string> checkpoint_key_id(EVP_PKEY* key) {
@@ -117,8 +121,8 @@ Result<std::string> make_checkpoint_line(Checkpoint c, EVP_PKEY* private_key) {
   unsigned char sig[kSignatureBytes];
   size_t sig_len = sizeof sig;
   if (!ctx || ssl.EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, private_key) != 1 ||
-      ssl.EVP_DigestSign(ctx.get(), sig, &sig_len, reinterpret_cast<const unsigned char*>(bytes.data()),
-                     bytes.size()) != 1)
+      ssl.EVP_DigestSign(ctx.get(), sig, &sig_len,
+                         reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) != 1)
     return fail("cannot sign the checkpoint (is the key an Ed25519 private key?)");
   nlohmann::ordered_json j;
   j["tenant"] = c.tenant_id;
@@ -168,8 +172,8 @@ Status verify_checkpoint(const Checkpoint& c, EVP_PKEY* public_key) {
   if (!ctx || ssl.EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, public_key) != 1)
     return fail("cannot set up the signature check");
   int ok = ssl.EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()),
-                            sig->size(), reinterpret_cast<const unsigned char*>(bytes.data()),
-                            bytes.size());
+                                sig->size(), reinterpret_cast<const unsigned char*>(bytes.data()),
+                                bytes.size());
   if (ok != 1) return fail("bad signature: the checkpoint was changed or not signed by this key");
   return {};
 }

@@ -482,28 +482,34 @@ TEST_F(Egress, AnUpstreamWhoseCertificateDoesNotVerifyGetsNothing) {
   std::string secrets = dir_.sub("secrets.toml");
   write_text(secrets, "[api]\nvalue = \"" + secret + "\"\n");
   ::chmod(secrets.c_str(), 0600);
-  auto unknown_ca = run_python({rule("api.test", 8443, R"(,"tls":true,"secret":"api")")},
-                               std::string(kFetch) + "fetch(\"unknown_ca\", \"http://api.test:8443/echo\")\n",
-                               {"--secrets-file", secrets});
-  auto wrong_name = run_python({rule("alt.test", 8443, R"(,"tls":true,"secret":"api")")},
-                               std::string(kFetch) + "fetch(\"wrong_name\", \"http://alt.test:8443/echo\")\n",
-                               {"--secrets-file", secrets, "--egress-ca", host_.ca});
+  auto unknown_ca =
+      run_python({rule("api.test", 8443, R"(,"tls":true,"secret":"api")")},
+                 std::string(kFetch) + "fetch(\"unknown_ca\", \"http://api.test:8443/echo\")\n",
+                 {"--secrets-file", secrets});
+  auto wrong_name =
+      run_python({rule("alt.test", 8443, R"(,"tls":true,"secret":"api")")},
+                 std::string(kFetch) + "fetch(\"wrong_name\", \"http://alt.test:8443/echo\")\n",
+                 {"--secrets-file", secrets, "--egress-ca", host_.ca});
   for (auto* ran : {&unknown_ca, &wrong_name}) {
     auto r = ran->record();
     std::string out = r["stdout"]["text"];
-    EXPECT_NE(out.find(": 502 airlock egress: TLS handshake: certificate verification failed: "), std::string::npos)
+    EXPECT_NE(out.find(": 502 airlock egress: TLS handshake: certificate verification failed: "),
+              std::string::npos)
         << out << ran->err;
     const json* a = attempt(r, ran == &unknown_ca ? "api.test" : "alt.test", 8443, "GET");
     ASSERT_TRUE(a) << r["network"].dump();
     EXPECT_FALSE((*a)["allowed"].get<bool>()) << a->dump();
-    EXPECT_NE((*a)["reason"].get<std::string>().find("certificate verification failed"), std::string::npos)
+    EXPECT_NE((*a)["reason"].get<std::string>().find("certificate verification failed"),
+              std::string::npos)
         << a->dump();
   }
   // The test's certificate is its own CA: self-signed.
-  EXPECT_NE(unknown_ca.record()["stdout"]["text"].get<std::string>().find("self-signed certificate"),
-            std::string::npos)
+  EXPECT_NE(
+      unknown_ca.record()["stdout"]["text"].get<std::string>().find("self-signed certificate"),
+      std::string::npos)
       << unknown_ca.record()["stdout"]["text"];
-  EXPECT_NE(wrong_name.record()["stdout"]["text"].get<std::string>().find("hostname mismatch"), std::string::npos);
+  EXPECT_NE(wrong_name.record()["stdout"]["text"].get<std::string>().find("hostname mismatch"),
+            std::string::npos);
   // Not one request, so not the credential, reached the upstream.
   EXPECT_TRUE(host_.requests().empty()) << host_.requests().size();
 }

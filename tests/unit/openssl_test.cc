@@ -23,7 +23,8 @@ TEST(OpenSslLoader, LoadsTheFunctionsOnceAndTheyWork) {
 TEST(OpenSslLoader, AMissingLibraryIsAClearError) {
   auto none = load_openssl("libairlock-no-such-ssl.so.3");
   ASSERT_FALSE(none.has_value());
-  EXPECT_NE(none.error().message().find("load libairlock-no-such-ssl.so.3 (OpenSSL 3, package libssl3): "),
+  EXPECT_NE(none.error().message().find(
+                "load libairlock-no-such-ssl.so.3 (OpenSSL 3, package libssl3): "),
             std::string::npos)
       << none.error().message();
 }

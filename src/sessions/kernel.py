@@ -22,10 +22,21 @@ os.close(_devnull)
 os.set_blocking(_out_r, False)
 os.set_blocking(_err_r, False)
 sys.stdin = open(0, "r", closefd=False)
-sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
-                              errors="backslashreplace", write_through=True)
-sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                              errors="backslashreplace", write_through=True)
+
+class _Delivered(io.TextIOWrapper):
+    """sys.stdout and sys.stderr: every write goes to the pipe at once, and
+    flush() returns only when what was written has reached the host, so
+    print(..., flush=True) followed by os._exit or a crash loses nothing."""
+
+    def flush(self):
+        super().flush()
+        if not sys.is_finalizing():  # the pump may be frozen then, holding its lock
+            _deliver()
+
+sys.stdout = _Delivered(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                        errors="backslashreplace", write_through=True)
+sys.stderr = _Delivered(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                        errors="backslashreplace", write_through=True)
 _ns = {"__name__": "__main__", "__builtins__": __builtins__}
 # Data requests (docs/sessions.md): the code writes one JSON line per request
 # to this pipe (AIRLOCK_REQUEST_FD; airlock_request does it); the pump keeps
@@ -113,27 +124,54 @@ def _read_requests():
         if _collecting[0] is not None:
             _collecting[0].feed(data)
 
+_streams = {_out_r: ("stdout", codecs.getincrementaldecoder("utf-8")("replace")),
+            _err_r: ("stderr", codecs.getincrementaldecoder("utf-8")("replace"))}
+
+def _forward(fd, most=65536):
+    # One read of the code's output pipe `fd`, sent to the host. Called with
+    # _pump_lock held and SIGINT blocked: a piece read is always a piece sent
+    # (unless the whole kernel dies in between, which only the pump risks).
+    name, decoder = _streams[fd]
+    try:
+        data = os.read(fd, most)
+    except BlockingIOError:
+        return 0
+    text = decoder.decode(data)
+    if text:
+        _send({"event": "output", "id": _current[0], "tag": _current[1], "stream": name, "text": text})
+    return len(data)
+
 def _pump():
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    streams = {_out_r: ("stdout", codecs.getincrementaldecoder("utf-8")("replace")),
-               _err_r: ("stderr", codecs.getincrementaldecoder("utf-8")("replace"))}
     poller = select.poll()
-    for fd in streams:
+    for fd in _streams:
         poller.register(fd, select.POLLIN)
     poller.register(_req_r, select.POLLIN)
     while True:
         poller.poll()
         with _pump_lock:
             _read_requests()
-            for fd, (name, decoder) in streams.items():
-                try:
-                    data = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                text = decoder.decode(data)
-                if text:
-                    _send({"event": "output", "id": _current[0], "tag": _current[1], "stream": name,
-                           "text": text})
+            for fd in _streams:
+                _forward(fd)
+
+def _deliver():
+    # Sends what the code wrote before this call, in the caller's thread.
+    # Taking the lock waits out a piece the pump holds; then what is still in
+    # the pipes (no more: a subprocess may go on writing) is sent here.
+    # Without this, os._exit right after a flushed print could kill the pump
+    # between reading a piece and sending it, and lose that piece.
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        with _pump_lock:
+            for fd in _streams:
+                left = _unread(fd)
+                while left > 0:
+                    n = _forward(fd, left)
+                    if n == 0:
+                        break
+                    left -= n
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 def _unread(fd):
     buf = bytearray(4)

@@ -107,6 +107,15 @@ void KernelStream::feed(std::string_view bytes, std::vector<Piece>& out) {
       discarding_ = !complete;
       out.push_back({Piece::Kind::kDropped, "a protocol line over " + std::to_string(max_line_) + " bytes"});
     } else if (complete && pending_.size() > mark_.size()) {
+      // JSON never holds the mark's first byte (0x1e) unescaped, so a mark
+      // inside a line begins a new one: what comes before it is a line cut
+      // short when its writer died (a kernel killed while it sent), and the
+      // keeper's next line must not be lost with it.
+      size_t last = pending_.rfind(mark_);
+      if (last != 0 && last != std::string::npos) {
+        out.push_back({Piece::Kind::kDropped, "a protocol line cut short"});
+        pending_.erase(0, last);
+      }
       out.push_back({Piece::Kind::kLine, pending_.substr(mark_.size(), pending_.size() - mark_.size() - 1)});
       pending_.clear();
     } else if (complete) {  // a newline inside what looked like a mark: raw after all

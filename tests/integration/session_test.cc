@@ -293,6 +293,27 @@ TEST_F(SessionTest, AKernelThatDiesIsReplacedAndTheSessionGoesOn) {
   EXPECT_EQ(call("1 + 1").result, "2");
 }
 
+// Output that print(..., flush=True) returned from has reached the host, even
+// when the kernel dies on the next line. The kernel's output pump reads its
+// pipes while the code writes; a pump killed between reading a piece and
+// sending it used to lose that piece (CI lost the "bye" above once). Many
+// flushed lines make that window likely on every try.
+TEST_F(SessionTest, FlushedOutputIsNeverLostWhenTheKernelDiesRightAfter) {
+  std::string expected;
+  for (int i = 0; i < 8; ++i) expected += std::string(100'000, static_cast<char>('a' + i)) + "\n";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto died = call("import os\nfor i in range(8):\n    print(chr(97 + i) * 100000, flush=True)\nos._exit(3)");
+    ASSERT_EQ(died.status, "kernel_died") << died.error;
+    ASSERT_EQ(died.stdout_text.size(), expected.size()) << "attempt " << attempt;
+    ASSERT_TRUE(died.stdout_text == expected) << "attempt " << attempt;
+  }
+  auto both = call("import os, sys\nsys.stderr.write('err\\n'); sys.stderr.flush()\n"
+                   "print('out', flush=True)\nos._exit(4)");
+  EXPECT_EQ(both.status, "kernel_died") << both.error;
+  EXPECT_EQ(both.stdout_text, "out\n");
+  EXPECT_EQ(both.stderr_text, "err\n");
+}
+
 TEST_F(SessionTest, ForgedProtocolLinesDoNotEndTheCallOrInjectAResult) {
   // Lines that look like the kernel's, for every call id a forger could guess,
   // printed by the code, written to fd 1 and echoed by a subprocess.

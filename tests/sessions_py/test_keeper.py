@@ -18,6 +18,21 @@ def test_a_dead_kernel_is_reported_under_the_secret_and_replaced_empty(keeper):
     assert "NameError" in keeper.call("x")["error"]
 
 
+def test_flushed_output_is_sent_by_the_kernel_before_it_dies(keeper):
+    # The pump reads the code's output pipe while the code writes; the code
+    # fills the channel so that the pump holds a piece when os._exit comes.
+    # flush() returns only once the piece has gone, so every byte arrives,
+    # tagged as the call's own (the keeper's leftovers would carry no id).
+    code = "import os\nfor i in range(8):\n    print(chr(97 + i) * 100000, flush=True)\nos._exit(3)"
+    expected = "".join(chr(97 + i) * 100000 + "\n" for i in range(8))
+    for _ in range(3):
+        answer = keeper.call(code)
+        assert answer["status"] == "kernel_exited"
+        assert len(answer["stdout"]) == len(expected)
+        assert answer["stdout"] == expected
+        keeper.wait_for("ready")
+
+
 @pytest.mark.parametrize("fork", [False, True])
 def test_a_forked_kernel_starts_with_what_the_keeper_imported(tmp_path, fork):
     k = Keeper(tmp_path, fork=fork, preamble="import fractions\n")

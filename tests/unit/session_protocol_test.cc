@@ -89,6 +89,26 @@ TEST(KernelStream, SplitsProtocolLinesFromRawOutputAsTheyArrive) {
   EXPECT_EQ(out.back().text, "\x1ex\n");
 }
 
+TEST(KernelStream, ALineCutShortByADeadWriterIsDroppedAndTheNextLineKept) {
+  // A kernel killed in the middle of a line: the keeper's kernel_exited line
+  // follows the cut one on the same pipe, with no newline between them.
+  KernelStream stream("\x1eM ", 1024);
+  std::vector<KernelStream::Piece> out;
+  stream.feed("\x1eM {\"event\": \"output\", \"text\": \"by", out);
+  stream.feed("\x1eM {\"event\": \"kernel_exited\"}\n\x1eM {\"event\": \"ready\"}\n", out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].kind, KernelStream::Piece::Kind::kDropped);
+  EXPECT_EQ(out[0].text, "a protocol line cut short");
+  EXPECT_EQ(out[1].kind, KernelStream::Piece::Kind::kLine);
+  EXPECT_EQ(out[1].text, "{\"event\": \"kernel_exited\"}");
+  EXPECT_EQ(out[2].text, "{\"event\": \"ready\"}");
+  // Two cut lines in a row: only the last whole one is a line.
+  stream.feed("\x1eM {\"a\x1eM {\"b\x1eM {\"c\": 1}\n", out);
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[3].kind, KernelStream::Piece::Kind::kDropped);
+  EXPECT_EQ(out[4].text, "{\"c\": 1}");
+}
+
 TEST(KernelStream, AHugeProtocolLineIsDroppedWhileItStreamsNeverHeldWhole) {
   // A kernel (or code writing to its channel) that sends one 30 MB line: the
   // host holds at most the line limit plus one piece, drops the line as one

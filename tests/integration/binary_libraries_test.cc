@@ -34,6 +34,33 @@ std::set<std::string> needed_libraries(const std::string& elf) {
   return names;
 }
 
+// The size of the section named `name` in a 64-bit ELF file; 0 if it has none.
+uint64_t section_size(const std::string& elf, std::string_view name) {
+  auto header = reinterpret_cast<const Elf64_Ehdr*>(elf.data());
+  EXPECT_GE(elf.size(), sizeof(Elf64_Ehdr));
+  auto sections = reinterpret_cast<const Elf64_Shdr*>(elf.data() + header->e_shoff);
+  const char* names = elf.data() + sections[header->e_shstrndx].sh_offset;
+  for (int i = 0; i < header->e_shnum; ++i)
+    if (name == names + sections[i].sh_name) return sections[i].sh_size;
+  return 0;
+}
+
+// The loader writes every page of .data.rel.ro at each start (the binary is
+// position-independent), and each page costs a fault. It was 441 KB while
+// OpenSSL's TLS and EVP code was linked in, and is about 70 KB since they are
+// loaded on first use (base/openssl.h). One call to OpenSSL 3's SHA256() or
+// to any EVP_* or SSL_* function from linked code brings them back.
+TEST(BinaryLibraries, TheAirlockBinaryRelocatesLittleDataAtEachStart) {
+  auto elf = sys::read_file(AIRLOCK_BINARY, size_t{512} << 20);
+  ASSERT_TRUE(elf) << elf.error().message();
+  uint64_t relro = section_size(*elf, ".data.rel.ro");
+  EXPECT_GT(relro, 0u) << "no .data.rel.ro section read";
+  EXPECT_GT(section_size(*elf, ".text"), relro) << "section names read wrong";
+  EXPECT_LE(relro, 128u << 10) << AIRLOCK_BINARY << "'s .data.rel.ro has " << relro / 1024
+                               << " KB: has OpenSSL's EVP or TLS code been linked in? "
+                                  "Load it through base/openssl.h instead";
+}
+
 TEST(BinaryLibraries, TheAirlockBinaryNeedsOnlyTheCLibrary) {
   auto elf = sys::read_file(AIRLOCK_BINARY, size_t{512} << 20);
   ASSERT_TRUE(elf) << elf.error().message();

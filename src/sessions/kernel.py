@@ -30,7 +30,9 @@ class _Delivered(io.TextIOWrapper):
 
     def flush(self):
         super().flush()
-        if not sys.is_finalizing():  # the pump may be frozen then, holding its lock
+        # At exit the pump may be frozen holding its lock; a handler that ran
+        # inside a delivery or a send would wait for its own thread.
+        if not sys.is_finalizing() and not getattr(_holds, "count", 0):
             _deliver()
 
 sys.stdout = _Delivered(io.FileIO(1, "w", closefd=False), encoding="utf-8",
@@ -46,6 +48,28 @@ os.set_blocking(_req_r, False)
 os.environ["AIRLOCK_REQUEST_FD"] = str(_req_w)
 _send_lock = threading.Lock()
 _pump_lock = threading.Lock()
+_holds = threading.local()  # .count: how many of the two locks above this thread holds
+
+class _Holding:
+    """`with _Holding(lock)`: the lock, counted in _holds from just before it
+    is taken until just after it is released. A signal handler of the code
+    that runs while this thread holds one and flushes output skips the
+    delivery (its text goes by the pump) instead of waiting for itself."""
+
+    def __init__(self, lock):
+        self.lock = lock
+
+    def __enter__(self):
+        _holds.count = getattr(_holds, "count", 0) + 1
+        try:
+            self.lock.acquire()
+        except BaseException:
+            _holds.count -= 1
+            raise
+
+    def __exit__(self, *exc):
+        self.lock.release()
+        _holds.count -= 1
 _current = [None, None]  # the running call's id and nonce
 
 def _send(message, sent=None):
@@ -53,7 +77,7 @@ def _send(message, sent=None):
     # No KeyboardInterrupt between the first and last byte of a line.
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        with _send_lock:
+        with _Holding(_send_lock):
             while data:
                 data = data[os.write(_channel, data):]
             if sent is not None:
@@ -149,7 +173,7 @@ def _pump():
     poller.register(_req_r, select.POLLIN)
     while True:
         poller.poll()
-        with _pump_lock:
+        with _Holding(_pump_lock):
             _read_requests()
             for fd in _streams:
                 _forward(fd)
@@ -162,7 +186,7 @@ def _deliver():
     # between reading a piece and sending it, and lose that piece.
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        with _pump_lock:
+        with _Holding(_pump_lock):
             for fd in _streams:
                 left = _unread(fd)
                 while left > 0:
@@ -188,7 +212,7 @@ def _drain():
             pass
     deadline = time.monotonic() + 0.5
     while time.monotonic() < deadline:
-        with _pump_lock:
+        with _Holding(_pump_lock):
             if _unread(_out_r) == 0 and _unread(_err_r) == 0 and _unread(_req_r) == 0:
                 return
         time.sleep(0.001)
@@ -276,7 +300,7 @@ def _begin_requests(limits, answers):
                                 if isinstance(k, str) and isinstance(v, dict) and v.get("state") != "open"})
         except Exception:
             sys.stderr.write("airlock_request: " + traceback.format_exc())
-    with _pump_lock:
+    with _Holding(_pump_lock):
         _collecting[0] = _Requests(count, size)
 
 def _run_python(code, answer):
@@ -412,7 +436,7 @@ def _run(request):
         answer["ms"] = round((time.monotonic() - started) * 1000, 3)
         _drain()
         _current[0] = _current[1] = None
-        with _pump_lock:
+        with _Holding(_pump_lock):
             _read_requests()
             asked, _collecting[0] = _collecting[0], None
     asked.finish()

@@ -40,3 +40,27 @@ def test_a_request_that_is_not_json_is_answered_as_an_error(keeper):
     answer = keeper.wait_for("answer")
     assert answer["status"] == "error" and answer["error"] == "not a JSON request"
     assert keeper.call("'still here'")["value"] == "'still here'"
+
+
+def test_a_signal_handler_that_prints_and_flushes_never_hangs_the_kernel(keeper):
+    # flush() sends under the kernel's own locks; a handler that runs while
+    # this thread holds one (in the middle of a flush, or of the answer) and
+    # flushes again must not wait for itself.
+    code = ("import signal\n"
+            "signal.signal(signal.SIGALRM, lambda *a: print('tick', flush=True))\n"
+            "signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)\n"
+            "for i in range(3000):\n"
+            "    print('line', i, flush=True)\n"
+            "n = 0\n"
+            "for i in range(20000):\n"
+            "    n += 1\n")
+    answer = keeper.call(code, timeout=20)
+    assert answer["status"] == "ok", answer
+    out = answer["stdout"]
+    while "tick\n" in out:  # a handler's print may land inside another print
+        out = out.replace("tick\n", "")
+    assert out == "".join("line %d\n" % i for i in range(3000))
+    # The timer is still firing while the next calls are answered.
+    for _ in range(50):
+        assert keeper.call("1 + 1", timeout=20)["value"] == "2"
+    keeper.call("signal.setitimer(signal.ITIMER_REAL, 0)")

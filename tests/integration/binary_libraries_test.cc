@@ -7,6 +7,7 @@
 #include <elf.h>
 
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -17,18 +18,23 @@
 namespace airlock::testing {
 namespace {
 
+// The section headers of a 64-bit ELF file.
+std::span<const Elf64_Shdr> section_headers(const std::string& elf) {
+  EXPECT_GE(elf.size(), sizeof(Elf64_Ehdr));
+  EXPECT_EQ(std::string_view(elf.data(), 4), std::string_view(ELFMAG, 4));
+  auto header = reinterpret_cast<const Elf64_Ehdr*>(elf.data());
+  return {reinterpret_cast<const Elf64_Shdr*>(elf.data() + header->e_shoff), header->e_shnum};
+}
+
 // The DT_NEEDED names of a 64-bit ELF file, read from its section headers.
 std::set<std::string> needed_libraries(const std::string& elf) {
   std::set<std::string> names;
-  auto header = reinterpret_cast<const Elf64_Ehdr*>(elf.data());
-  EXPECT_GE(elf.size(), sizeof(Elf64_Ehdr));
-  EXPECT_EQ(std::string_view(elf.data(), 4), std::string_view(ELFMAG, 4));
-  auto sections = reinterpret_cast<const Elf64_Shdr*>(elf.data() + header->e_shoff);
-  for (int i = 0; i < header->e_shnum; ++i) {
-    if (sections[i].sh_type != SHT_DYNAMIC) continue;
-    const char* strings = elf.data() + sections[sections[i].sh_link].sh_offset;
-    auto dyn = reinterpret_cast<const Elf64_Dyn*>(elf.data() + sections[i].sh_offset);
-    for (size_t k = 0; k < sections[i].sh_size / sizeof(Elf64_Dyn) && dyn[k].d_tag != DT_NULL; ++k)
+  auto sections = section_headers(elf);
+  for (const Elf64_Shdr& section : sections) {
+    if (section.sh_type != SHT_DYNAMIC) continue;
+    const char* strings = elf.data() + sections[section.sh_link].sh_offset;
+    auto dyn = reinterpret_cast<const Elf64_Dyn*>(elf.data() + section.sh_offset);
+    for (size_t k = 0; k < section.sh_size / sizeof(Elf64_Dyn) && dyn[k].d_tag != DT_NULL; ++k)
       if (dyn[k].d_tag == DT_NEEDED) names.insert(strings + dyn[k].d_un.d_val);
   }
   return names;
@@ -36,12 +42,11 @@ std::set<std::string> needed_libraries(const std::string& elf) {
 
 // The size of the section named `name` in a 64-bit ELF file; 0 if it has none.
 uint64_t section_size(const std::string& elf, std::string_view name) {
+  auto sections = section_headers(elf);
   auto header = reinterpret_cast<const Elf64_Ehdr*>(elf.data());
-  EXPECT_GE(elf.size(), sizeof(Elf64_Ehdr));
-  auto sections = reinterpret_cast<const Elf64_Shdr*>(elf.data() + header->e_shoff);
   const char* names = elf.data() + sections[header->e_shstrndx].sh_offset;
-  for (int i = 0; i < header->e_shnum; ++i)
-    if (name == names + sections[i].sh_name) return sections[i].sh_size;
+  for (const Elf64_Shdr& section : sections)
+    if (name == names + section.sh_name) return section.sh_size;
   return 0;
 }
 

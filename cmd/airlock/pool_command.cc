@@ -95,7 +95,9 @@ int pool_command(const std::vector<std::string>& args) {
   if (config.state_dir.empty()) config.state_dir = jobs::default_state_dir();
   if (!modules.empty()) config.preload_modules = modules;
   if (!stdlib_set) stdlib = preloaded;
-  config.classes = {{false, warm, {}}, {true, preloaded, {}}, {true, stdlib, {}, {}, jobs::Preload::kStdlib}};
+  config.classes = {{std::nullopt, warm, {}},
+                    {jobs::Preload::kData, preloaded, {}},
+                    {jobs::Preload::kStdlib, stdlib, {}}};
   std::vector<images::ImageUse> held;  // every pool image stays in the store while the pool runs
   for (const auto& name : image_names) {
     auto chosen = jobs::choose_image(name, image_dir, config.state_dir);
@@ -105,12 +107,12 @@ int pool_command(const std::vector<std::string>& args) {
     }
     if (chosen->source.is_host()) continue;  // host has its classes already
     if (chosen->use) held.push_back(std::move(*chosen->use));
-    config.classes.push_back({false, warm, {}, chosen->source});
+    config.classes.push_back({std::nullopt, warm, {}, chosen->source});
     if (preloaded == 0 && stdlib == 0) continue;
     auto python = jobs::preloadable_python(chosen->source, config.state_dir + "/cache");
     if (python) {
-      config.classes.push_back({true, preloaded, {}, chosen->source});
-      config.classes.push_back({true, stdlib, {}, chosen->source, jobs::Preload::kStdlib});
+      config.classes.push_back({jobs::Preload::kData, preloaded, {}, chosen->source});
+      config.classes.push_back({jobs::Preload::kStdlib, stdlib, {}, chosen->source});
     } else if (python.error().kind == ErrorKind::kNotFound) {
       std::fprintf(stderr, "airlock pool: image %s: no preloaded sandboxes (%s)\n", name.c_str(),
                    python.error().what.c_str());

@@ -65,7 +65,7 @@ Status send_prepared(int sock, PreparedSandbox& sb) {
   w.str("sandbox");
   w.str(sb.id);
   w.str(sb.class_key);
-  w.u32(!sb.preloaded ? 0 : sb.preload == Preload::kData ? 1 : 2);  // which interpreter
+  w.u32(!sb.preloaded ? 0 : *sb.preloaded == Preload::kData ? 1 : 2);  // which interpreter
   w.str(sb.image.name);
   w.str(sb.image.digest);
   w.u32(sb.lease->slot());
@@ -102,8 +102,8 @@ Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgrou
   sb.id = r.str();
   sb.class_key = r.str();
   uint32_t preloaded = r.u32();
-  sb.preloaded = preloaded != 0;
-  sb.preload = preloaded == 2 ? Preload::kStdlib : Preload::kData;
+  if (preloaded > 2) return fail("the warm pool sent a malformed answer");
+  if (preloaded != 0) sb.preloaded = preloaded == 1 ? Preload::kData : Preload::kStdlib;
   sb.image.name = r.str();
   sb.image.digest = r.str();
   unsigned slot = r.u32();

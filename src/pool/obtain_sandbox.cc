@@ -17,11 +17,6 @@ namespace {
 
 constexpr size_t kMaxScannedScript = 1 << 20;
 
-struct Candidate {
-  bool preloaded;
-  Preload preload;
-};
-
 // A ready sandbox of the first class in `keys` that has one. When `wait`
 // (the job asked for this kind only), waits up to 5 s while the pool refills
 // empty classes (the only kUnavailable answer); a class the pool does not
@@ -93,23 +88,23 @@ Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sa
     // The classes to try, in order: the job's preloaded interpreter (a job
     // that imports only standard modules may also take the data stack's),
     // then a warm sandbox.
-    std::vector<Candidate> order;
+    std::vector<std::optional<Preload>> order;  // none: a warm sandbox
     if (python_job && req.start != "warm") {
       Preload first = preload_for(req, command.argv);
-      order.push_back({true, first});
-      if (first == Preload::kStdlib) order.push_back({true, Preload::kData});
+      order.push_back(first);
+      if (first == Preload::kStdlib) order.push_back(Preload::kData);
     }
-    if (req.start != "preloaded") order.push_back({false, Preload::kData});
+    if (req.start != "preloaded") order.push_back(std::nullopt);
     std::vector<std::string> keys;
-    for (const auto& c : order) keys.push_back(sandbox_class_key(p, image_class(image), c.preloaded, c.preload));
+    for (const auto& c : order) keys.push_back(sandbox_class_key(p, image_class(image), c));
     std::string socket = env.pool_socket.empty() ? pool_socket_path(env.state_dir) : env.pool_socket;
     auto taken = take_first(socket, keys, *env.cgroups, /*wait=*/req.start != "auto");
     if (taken) {
-      const Candidate& c = order[taken->first];
+      const std::optional<Preload>& c = order[taken->first];
       sb.emplace(std::move(taken->second));
       if (auto st = fit_to_policy(*sb, p); !st) return st;
-      rec.start_kind = std::string(start_kind_name(c.preloaded ? StartKind::kPreloaded : StartKind::kWarm));
-      if (c.preloaded) rec.interpreter = std::string(preload_name(c.preload));
+      rec.start_kind = std::string(start_kind_name(c ? StartKind::kPreloaded : StartKind::kWarm));
+      if (c) rec.interpreter = std::string(preload_name(*c));
       rec.prepared = "ahead";
       return {};
     }

@@ -125,7 +125,8 @@ void PoolServer::answer(UniqueFd conn_fd) {
     if (!sb) why = sb.error();
     if (sb) {
       // Inits the preloaded interpreter made are its children (it reaps them).
-      UniqueFd watch(sb->preloaded ? -1 : ::fcntl(sb->process->pidfd(), F_DUPFD_CLOEXEC, 3));
+      UniqueFd watch(sb->preloaded.has_value() ? -1
+                                               : ::fcntl(sb->process->pidfd(), F_DUPFD_CLOEXEC, 3));
       if (auto st = send_prepared(conn, *sb); st) {
         if (watch) handed_over_.push_back(std::move(watch));
         runners_.push_back(std::move(conn_fd));  // the runner keeps it open while it holds the sandbox

@@ -24,13 +24,15 @@ std::string_view start_kind_name(StartKind kind) {
   return "cold";
 }
 
-std::string sandbox_class_key(const JobPolicy& p, const std::string& image, bool preloaded, Preload preload) {
+std::string sandbox_class_key(const JobPolicy& p, const std::string& image,
+                              std::optional<Preload> preloaded) {
   std::ostringstream key;
   // Every prepared sandbox has only lo; a job's egress gateway is attached
   // when it is taken (jobs/job_egress.h), so jobs with and without network
   // destinations share the class.
   (void)p;
-  key << image << (!preloaded ? "/exec" : preload == Preload::kData ? "/python" : "/python-stdlib") << " net=lo";
+  const char* kind = !preloaded ? "/exec" : *preloaded == Preload::kData ? "/python" : "/python-stdlib";
+  key << image << kind << " net=lo";
   return key.str();
 }
 
@@ -115,9 +117,8 @@ std::string image_class(const ImageSource& image) {
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext& ctx) {
   PreparedSandbox sb;
   sb.id = new_job_id();
-  sb.preloaded = ctx.zygote != nullptr;
-  sb.preload = ctx.preload;
-  sb.class_key = sandbox_class_key(p, image_class(ctx.image), sb.preloaded, sb.preload);
+  if (ctx.zygote) sb.preloaded = ctx.preload;
+  sb.class_key = sandbox_class_key(p, image_class(ctx.image), sb.preloaded);
   std::optional<sandbox::ImageMount> image_mount;  // this sandbox's own overlay of the image
   if (!ctx.image.is_host()) {
     auto opened = open_image(ctx.image, ctx.state_dir + "/cache");

@@ -37,15 +37,16 @@ std::string_view start_kind_name(StartKind kind);  // "cold", "warm", "preloaded
 // preloaded interpreter: preload_choice.h). Network rules are not part of it
 // (every sandbox has only lo until a job attaches its gateway), nor are
 // limits: fit_to_policy() sets them when a job takes the sandbox. Pure.
-std::string sandbox_class_key(const JobPolicy& policy, const std::string& image, bool preloaded,
-                              Preload preload = Preload::kData);
+std::string sandbox_class_key(const JobPolicy& policy, const std::string& image,
+                              std::optional<Preload> preloaded);
 std::string image_class(const ImageSource& image);  // the `image` of the key
 
 struct PreparedSandbox {
   std::string id;  // the job's id: its directory and cgroup carry this name
   std::string class_key;
-  bool preloaded = false;
-  Preload preload = Preload::kData;  // which preloaded interpreter, when preloaded
+  // The preloaded interpreter whose fork the payload will be; none: the
+  // payload is exec'd (a warm or cold sandbox).
+  std::optional<Preload> preloaded;
   sandbox::ImageInfo image;
   std::optional<UidLease> lease;  // destroyed last (members go in reverse order)
   std::optional<JobDir> dir;

@@ -37,11 +37,12 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
   for (const auto& c : pool->config_.classes) {
     auto stock = std::make_unique<Stock>();
     stock->config = c;
-    stock->key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded, c.preload);
+    stock->key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded);
     for (const auto& other : pool->stocks_)
       if (other->key == stock->key) return fail("the warm pool names one class twice: " + stock->key);
-    if (c.preloaded && c.size > 0 && !pool->zygotes_.contains(zygote_key(c.image, c.preload)))
-      if (auto st = pool->start_zygote(c.image, c.preload); !st) return std::unexpected(st.error());
+    if (c.preloaded && c.size > 0 && !pool->zygotes_.contains(zygote_key(c.image, *c.preloaded)))
+      if (auto st = pool->start_zygote(c.image, *c.preloaded); !st)
+        return std::unexpected(st.error());
     pool->stocks_.push_back(std::move(stock));
   }
   size_t workers = std::max<size_t>(1, pool->config_.refill_workers);
@@ -95,9 +96,10 @@ void WarmPool::refill_loop(Stock* stock) {
   // more than the pool's default) needs CAP_SYS_RESOURCE, which a container's
   // root often lacks (Docker's default set has none): such jobs failed.
   c.policy.cpu_time_ms = 0;
-  PrepareContext context{config_.state_dir, &cgroups_,
-                         c.preloaded ? zygotes_.at(zygote_key(c.image, c.preload)).get() : nullptr};
-  context.preload = c.preload;
+  PrepareContext context{
+      config_.state_dir, &cgroups_,
+      c.preloaded ? zygotes_.at(zygote_key(c.image, *c.preloaded)).get() : nullptr};
+  if (c.preloaded) context.preload = *c.preloaded;
   context.image = c.image;
   context.prefetch_image = config_.prefetch_image;
   const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
@@ -169,16 +171,17 @@ nlohmann::json WarmPool::stats() const {
   std::lock_guard lock(mu_);
   nlohmann::json classes = nlohmann::json::array();
   for (const auto& s : stocks_) {
-    classes.push_back({{"class", s->key},
-                       {"preloaded", s->config.preloaded},
-                       {"interpreter", s->config.preloaded ? preload_name(s->config.preload) : ""},
-                       {"size", s->config.size},
-                       {"ready", s->ready.size()},
-                       {"made", s->made},
-                       {"taken", s->taken},
-                       {"missed", s->missed},
-                       {"failed", s->failed},
-                       {"last_error", s->last_error}});
+    classes.push_back(
+        {{"class", s->key},
+         {"preloaded", s->config.preloaded.has_value()},
+         {"interpreter", s->config.preloaded ? preload_name(*s->config.preloaded) : ""},
+         {"size", s->config.size},
+         {"ready", s->ready.size()},
+         {"made", s->made},
+         {"taken", s->taken},
+         {"missed", s->missed},
+         {"failed", s->failed},
+         {"last_error", s->last_error}});
   }
   nlohmann::json out = {{"classes", classes}};
   nlohmann::json interpreters = nlohmann::json::array();

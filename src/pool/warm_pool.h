@@ -32,11 +32,10 @@
 namespace airlock::jobs {
 
 struct PoolClass {
-  bool preloaded = false;
+  std::optional<Preload> preloaded;  // forks of this preloaded interpreter; none: warm sandboxes
   size_t size = 0;    // sandboxes kept ready
   JobPolicy policy;   // its limits decide the class (sandbox_class_key)
   ImageSource image;  // host unless set; the caller holds the image (ImageUse) while the pool runs
-  Preload preload = Preload::kData;  // which interpreter, when preloaded
 };
 
 struct PoolConfig {

@@ -113,7 +113,8 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   }
   sandbox::Command command;
   command.argv = {"python3", "-c", keeper_source(), kernel_source()};
-  if (box.preloaded) command.argv.push_back("fork");  // keeper.py: each kernel a fork of the keeper
+  if (box.preloaded.has_value())
+    command.argv.push_back("fork");  // keeper.py: each kernel a fork of the keeper
   command.env = job_environment(policy);
   apply_image_env(session->image_env_, policy.env, command.env);
   command.exec_candidates = exec_candidates("python3", command.env);

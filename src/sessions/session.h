@@ -128,7 +128,9 @@ class Session {
   const std::string& id() const { return sandbox_.id; }
   // How the sandbox started: kPreloaded (forked from the preloaded
   // interpreter) or kCold, and why not preloaded when a zygote was given.
-  StartKind start_kind() const { return sandbox_.preloaded ? StartKind::kPreloaded : StartKind::kCold; }
+  StartKind start_kind() const {
+    return sandbox_.preloaded.has_value() ? StartKind::kPreloaded : StartKind::kCold;
+  }
   const std::string& start_note() const { return start_note_; }
   uid_t host_uid() const;
   bool alive() const { return alive_; }

@@ -50,7 +50,7 @@ class SessionPreloadTest : public ::testing::Test {
     auto sb = jobs::prepare_sandbox(jobs::JobPolicy{}, ctx);
     EXPECT_TRUE(sb) << sb.error().message();
     if (!sb) return "";
-    EXPECT_TRUE(sb->preloaded);
+    EXPECT_TRUE(sb->preloaded.has_value());
     sandbox::Command command;
     command.argv = {"python3", "-c", code};
     command.env = jobs::job_environment(jobs::JobPolicy{});

@@ -108,12 +108,12 @@ TEST(PoolClass, LimitsAreNotPartOfTheClass) {
   b.memory_bytes = 64 << 20;
   b.workspace_bytes = 1 << 20;
   b.cpu_time_ms = 2000;
-  EXPECT_EQ(jobs::sandbox_class_key(a, "host", true), jobs::sandbox_class_key(b, "host", true));
-  EXPECT_NE(jobs::sandbox_class_key(a, "host", true), jobs::sandbox_class_key(a, "host", false));
+  EXPECT_EQ(jobs::sandbox_class_key(a, "host", jobs::Preload::kData), jobs::sandbox_class_key(b, "host", jobs::Preload::kData));
+  EXPECT_NE(jobs::sandbox_class_key(a, "host", jobs::Preload::kData), jobs::sandbox_class_key(a, "host", std::nullopt));
   // Nor are network rules: every prepared sandbox has only lo until a job
   // attaches its egress gateway (jobs/job_egress.h).
   b.allow.push_back({"api.example.com", 443});
-  EXPECT_EQ(jobs::sandbox_class_key(a, "host", false), jobs::sandbox_class_key(b, "host", false));
+  EXPECT_EQ(jobs::sandbox_class_key(a, "host", std::nullopt), jobs::sandbox_class_key(b, "host", std::nullopt));
 }
 
 }  // namespace

@@ -80,5 +80,16 @@ TEST(PoolHandover, GarbledNoneAnswersAreMalformedNotUnavailable) {
   EXPECT_EQ(answer_of(extra.take()).kind, ErrorKind::kInternal);
 }
 
+TEST(PoolHandover, ASandboxOfAnInterpreterThisBuildDoesNotKnowIsMalformed) {
+  wire::Writer w;  // 0: exec'd, 1: the data stack's, 2: the standard library's interpreter
+  w.str("sandbox");
+  w.str("0123456789abcdef");
+  w.str("host/python net=lo");
+  w.u32(3);
+  Error e = answer_of(w.take());
+  EXPECT_EQ(e.kind, ErrorKind::kInternal);
+  EXPECT_EQ(e.what, "the warm pool sent a malformed answer");
+}
+
 }  // namespace
 }  // namespace airlock::jobs

@@ -3,8 +3,9 @@
 //  - v2: a pure cgroup2 hierarchy (memory.max, pids.max, cpu.max,
 //    memory.events oom_kill, cgroup.kill). Tested on a fake tree.
 //  - v1 (hybrid): v1 hierarchies for limits and accounting (memory, pids,
-//    cpu, cpuacct, freezer) plus, when mounted, the cgroup2 "unified"
-//    hierarchy for CLONE_INTO_CGROUP, cgroup.kill and cgroup.events.
+//    cpu; cpuacct and freezer only without what the cgroup2 group offers)
+//    plus, when mounted, the cgroup2 "unified" hierarchy for
+//    CLONE_INTO_CGROUP, cgroup.kill, cgroup.events and cpu.stat.
 // Every job's group lives under one parent named "airlock" in each hierarchy.
 #pragma once
 

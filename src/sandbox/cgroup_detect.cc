@@ -75,6 +75,13 @@ std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo) {
   return mounts;
 }
 
+std::vector<std::string> v1_controllers_for_new_group(bool has_cgroup2, bool cgroup2_kills) {
+  std::vector<std::string> out = {"memory", "pids", "cpu"};
+  if (!has_cgroup2) out.push_back("cpuacct");
+  if (!has_cgroup2 || !cgroup2_kills) out.push_back("freezer");
+  return out;
+}
+
 std::map<std::string, std::string> v1_controller_mounts(const std::vector<CgroupMount>& mounts,
                                                         std::string_view v1_root,
                                                         const std::vector<std::string>& controllers) {

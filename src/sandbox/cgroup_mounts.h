@@ -55,4 +55,12 @@ std::map<std::string, std::string> v1_controller_mounts(const std::vector<Cgroup
                                                         std::string_view v1_root,
                                                         const std::vector<std::string>& controllers);
 
+// The v1 controllers a new job group is made in on a hybrid host: memory,
+// pids and cpu for the limits; cpuacct for cpu time only without a cgroup2
+// mount (its cpu.stat counts it otherwise); freezer only when the cgroup2
+// group cannot kill (no cgroup.kill: Linux before 5.14), for the freeze /
+// SIGKILL / thaw fallback. Every hierarchy more is a mkdir, a join and an
+// rmdir per sandbox.
+std::vector<std::string> v1_controllers_for_new_group(bool has_cgroup2, bool cgroup2_kills);
+
 }  // namespace airlock::sandbox

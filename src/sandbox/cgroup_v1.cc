@@ -1,8 +1,10 @@
 // Hybrid cgroup backend: v1 hierarchies for limits and accounting
-// (<mount>/<parent>/<name> for memory, pids, cpu, cpuacct, freezer; mount
-// points read from /proc/self/mountinfo, so "cpu,cpuacct" co-mounts are one
-// hierarchy) plus, when mounted, a cgroup2 group <unified>/<parent>/<name>
-// for CLONE_INTO_CGROUP, cgroup.kill and cgroup.events.
+// (<mount>/<parent>/<name> for memory, pids, cpu, and cpuacct and freezer
+// only where the cgroup2 group cannot stand in for them:
+// v1_controllers_for_new_group(); mount points read from
+// /proc/self/mountinfo, so "cpu,cpuacct" co-mounts are one hierarchy) plus,
+// when mounted, a cgroup2 group <unified>/<parent>/<name> for
+// CLONE_INTO_CGROUP, cgroup.kill, cgroup.events and cpu.stat.
 //
 // v1 rules kept here: release_agent and notify_on_release are never written
 // (CVE-2022-0492); memory.limit_in_bytes is set before memory.memsw (memsw
@@ -39,10 +41,10 @@ struct V1Mounts {
     auto it = by_controller.find(controller);
     return it == by_controller.end() ? "" : it->second;
   }
-  // Distinct mount points, in kV1Controllers order.
-  std::vector<std::string> hierarchies() const {
+  // Distinct mount points of `controllers`, in their order.
+  std::vector<std::string> hierarchies(const std::vector<std::string>& controllers) const {
     std::vector<std::string> out;
-    for (const auto& c : kV1Controllers) {
+    for (const auto& c : controllers) {
       std::string m = get(c);
       if (!m.empty() && std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
     }
@@ -349,15 +351,17 @@ class CgroupV1Backend final : public CgroupBackend {
     // The group owns each directory as soon as it exists: a failure below
     // destroys `group`, which removes them again.
     auto group = std::make_unique<CgroupV1>(name, mounts_, relative(name));
-    for (const auto& mount : mounts_.hierarchies()) {
-      if (auto st = make_group_dir(mount, name); !st) return std::unexpected(st.error());
-      group->own_v1(join(mount, relative(name)));
-    }
+    bool kills = false;  // the cgroup2 group has cgroup.kill
     if (!unified_.empty()) {
       if (auto st = make_group_dir(unified_, name); !st) return std::unexpected(st.error());
-      if (auto st = group->own_unified(join(unified_, relative(name))); !st) {
-        return std::unexpected(st.error());
-      }
+      std::string dir = join(unified_, relative(name));
+      if (auto st = group->own_unified(dir); !st) return std::unexpected(st.error());
+      kills = cgroupfs::exists(join(dir, "cgroup.kill"));
+    }
+    auto controllers = v1_controllers_for_new_group(!unified_.empty(), kills);
+    for (const auto& mount : mounts_.hierarchies(controllers)) {
+      if (auto st = make_group_dir(mount, name); !st) return std::unexpected(st.error());
+      group->own_v1(join(mount, relative(name)));
     }
     if (auto st = apply_limits(*group, limits); !st) return std::unexpected(st.error());
     return group;
@@ -366,7 +370,8 @@ class CgroupV1Backend final : public CgroupBackend {
   Result<std::unique_ptr<Cgroup>> open(const std::string& name) override {
     if (auto st = cgroupfs::check_group_name(name); !st) return std::unexpected(st.error());
     auto group = std::make_unique<CgroupV1>(name, mounts_, relative(name));
-    for (const auto& mount : mounts_.hierarchies()) {
+    // Every hierarchy: a group made by an older build has cpuacct and freezer too.
+    for (const auto& mount : mounts_.hierarchies(kV1Controllers)) {
       std::string dir = join(mount, relative(name));
       if (cgroupfs::exists(dir)) group->own_v1(dir);
     }
@@ -380,7 +385,7 @@ class CgroupV1Backend final : public CgroupBackend {
 
   Result<std::vector<std::string>> list() const override {
     std::vector<std::string> all;
-    auto mounts = mounts_.hierarchies();
+    auto mounts = mounts_.hierarchies(kV1Controllers);
     if (!unified_.empty()) mounts.push_back(unified_);
     for (const auto& mount : mounts) {
       auto names = cgroupfs::list_dirs(join(mount, parent_));
@@ -395,13 +400,18 @@ class CgroupV1Backend final : public CgroupBackend {
  private:
   std::string relative(const std::string& name) const { return join(parent_, name); }
 
+  // The parent only when it is missing (the first group, or after a sweep
+  // removed it): one mkdir per hierarchy and sandbox, not two.
   Status make_group_dir(const std::string& mount, const std::string& name) const {
-    if (auto made = cgroupfs::make_dir(join(mount, parent_), /*exist_ok=*/true); !made) {
-      return std::unexpected(made.error());
+    std::string dir = join(mount, relative(name));
+    auto made = cgroupfs::make_dir(dir, /*exist_ok=*/false);
+    if (!made && made.error().err == ENOENT) {
+      if (auto parent = cgroupfs::make_dir(join(mount, parent_), /*exist_ok=*/true); !parent) {
+        return std::unexpected(parent.error());
+      }
+      made = cgroupfs::make_dir(dir, /*exist_ok=*/false);
     }
-    if (auto made = cgroupfs::make_dir(join(mount, relative(name)), /*exist_ok=*/false); !made) {
-      return std::unexpected(made.error());
-    }
+    if (!made) return std::unexpected(made.error());
     return {};
   }
 

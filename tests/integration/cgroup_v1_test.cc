@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -139,6 +140,14 @@ class CgroupV1Test : public ::testing::Test {
     }
     return dirs;
   }
+  // The v1 controllers a new group is made in on this host (after a first
+  // create, which makes the parent): cpuacct and freezer only where the
+  // cgroup2 group cannot stand in for them.
+  std::vector<std::string> new_group_controllers() const {
+    std::string unified = std::string(kCgroupRoot) + "/unified";
+    bool kills = fs::exists(unified + "/" + parent_ + "/cgroup.kill");
+    return v1_controllers_for_new_group(fs::exists(unified), kills);
+  }
   std::vector<std::string> group_dirs_present(const std::string& name) const {
     std::vector<std::string> present;
     for (const auto& dir : hierarchy_dirs()) {
@@ -164,8 +173,13 @@ TEST_F(CgroupV1Test, DetectsHybridLayoutAndWritesLimitsEverywhere) {
   EXPECT_EQ(slurp(kCgroupRoot + std::string("/pids") + rel + "pids.max"), "16\n");
   EXPECT_EQ(slurp(kCgroupRoot + std::string("/cpu") + rel + "cpu.cfs_quota_us"), "50000\n");
   EXPECT_EQ(slurp(kCgroupRoot + std::string("/cpu") + rel + "cpu.cfs_period_us"), "100000\n");
-  // memory, pids, cpu, cpuacct, freezer and unified; nothing else.
-  EXPECT_EQ(group_dirs_present("limits").size(), 6u);
+  // memory, pids, cpu and unified (cpuacct and freezer only on a kernel
+  // without cgroup.kill); nothing else.
+  EXPECT_EQ(group_dirs_present("limits").size(), new_group_controllers().size() + 1);
+  for (const char* c : {"cpuacct", "freezer"}) {
+    bool wanted = std::ranges::count(new_group_controllers(), std::string(c)) > 0;
+    EXPECT_EQ(fs::exists(kCgroupRoot + std::string("/") + c + rel), wanted) << c;
+  }
   EXPECT_GE(g.clone_into_fd(), 0);
   EXPECT_EQ(backend_->list().value(), std::vector<std::string>{"limits"});
   EXPECT_TRUE(g.empty().value_or(false));
@@ -318,8 +332,8 @@ TEST_F(CgroupV1Test, CloneIntoCgroupThenAddToV1) {
   EXPECT_EQ(before.find("memory:/" + parent_), std::string::npos) << before;
   ASSERT_TRUE(g.add_process(*pid));
   std::string after = slurp("/proc/" + std::to_string(*pid) + "/cgroup");
-  for (const char* c : {"memory", "pids", "cpu", "cpuacct", "freezer"}) {
-    EXPECT_NE(after.find(std::string(c) + ":/" + parent_ + "/cloned\n"), std::string::npos) << after;
+  for (const auto& c : new_group_controllers()) {
+    EXPECT_NE(after.find(c + ":/" + parent_ + "/cloned\n"), std::string::npos) << after;
   }
   EXPECT_NE(after.find("0::/" + parent_ + "/cloned\n"), std::string::npos) << after;
   go_w.reset();
@@ -337,7 +351,7 @@ TEST_F(CgroupV1Test, ANewChildJoinsItsV1GroupsItself) {
   Cgroup& g = create("self", {.pids = 8});
   auto join = g.open_self_join();
   ASSERT_TRUE(join) << join.error().message();
-  ASSERT_EQ(join->size(), 5u);  // memory, pids, cpu, cpuacct, freezer
+  ASSERT_EQ(join->size(), new_group_controllers().size());  // memory, pids, cpu here
   int done[2];
   ASSERT_EQ(::pipe2(done, O_CLOEXEC), 0);
   clone_args args{};
@@ -360,8 +374,8 @@ TEST_F(CgroupV1Test, ANewChildJoinsItsV1GroupsItself) {
   ::close(done[0]);
   EXPECT_EQ(ok, 1) << "a write of 0 into tasks failed in the child";
   std::string after = slurp("/proc/" + std::to_string(*pid) + "/cgroup");
-  for (const char* c : {"memory", "pids", "cpu", "cpuacct", "freezer"})
-    EXPECT_NE(after.find(std::string(c) + ":/" + parent_ + "/self\n"), std::string::npos) << after;
+  for (const auto& c : new_group_controllers())
+    EXPECT_NE(after.find(c + ":/" + parent_ + "/self\n"), std::string::npos) << after;
   auto member = cgroupfs::parse_v1_membership(after);
   EXPECT_EQ(member["memory"], "/" + parent_ + "/self");
   ASSERT_TRUE(g.add_process(*pid));  // checks; nothing left to move
@@ -379,11 +393,12 @@ TEST_F(CgroupV1Test, RemoveLeavesNoDirectoryInAnyHierarchy) {
   });
   ASSERT_TRUE(g.add_process(child.pid()));
   child.go();
-  EXPECT_EQ(group_dirs_present("gone").size(), 6u);
+  const size_t dirs = new_group_controllers().size() + 1;  // and unified
+  EXPECT_EQ(group_dirs_present("gone").size(), dirs);
   auto busy = g.remove();  // tasks remain: refused, nothing removed
   ASSERT_FALSE(busy);
   EXPECT_EQ(busy.error().err, EBUSY);
-  EXPECT_EQ(group_dirs_present("gone").size(), 6u);
+  EXPECT_EQ(group_dirs_present("gone").size(), dirs);
   ASSERT_TRUE(g.kill_all());
   ASSERT_TRUE(g.remove()) << "remove failed";
   EXPECT_EQ(group_dirs_present("gone"), std::vector<std::string>{});
@@ -418,6 +433,42 @@ TEST_F(CgroupV1Test, SweepOpensAGroupLeftBehindAndKillsItsTasks) {
   ASSERT_TRUE((*stale)->remove());
   EXPECT_EQ(group_dirs_present("stale"), std::vector<std::string>{});
   EXPECT_EQ(backend_->open("nope").error().err, ENOENT);
+}
+
+// Without a cgroup2 mount (a host with v1 only), a new group is made in
+// cpuacct for its cpu time and in freezer for killing: a child that forks
+// without end is stopped by freeze / SIGKILL / thaw, and the cpu time comes
+// from cpuacct.
+TEST_F(CgroupV1Test, WithoutCgroup2AGroupKeepsCpuacctAndFreezer) {
+  auto v1_only = make_cgroup_v1_backend(kCgroupRoot, "", parse_cgroup_mounts(slurp("/proc/self/mountinfo")),
+                                        parent_);
+  auto made = v1_only->create("v1only", {.memory_bytes = 64 * kMiB, .pids = 64, .cpus = 1});
+  ASSERT_TRUE(made) << made.error().message();
+  std::unique_ptr<Cgroup> g = std::move(*made);
+  std::string rel = "/" + parent_ + "/v1only";
+  for (const char* c : {"memory", "pids", "cpu", "cpuacct", "freezer"})
+    EXPECT_TRUE(fs::exists(kCgroupRoot + std::string("/") + c + rel)) << c;
+  EXPECT_FALSE(fs::exists(kCgroupRoot + std::string("/unified") + rel));
+  EXPECT_LT(g->clone_into_fd(), 0);
+  Child forker([](int) {
+    for (;;) {  // children that fork in turn, so a kill by pid list alone races them
+      if (::fork() == 0) continue;
+      for (uint64_t i = 0; i < 1000000; ++i) asm volatile("" : : "r"(i));
+    }
+  });
+  ASSERT_TRUE(g->add_process(forker.pid()));
+  forker.go();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(g->empty().value_or(true));
+  auto cpu = g->cpu_ns();
+  ASSERT_TRUE(cpu) << cpu.error().message();
+  EXPECT_GT(*cpu, 0u);
+  ASSERT_TRUE(g->kill_all());
+  EXPECT_TRUE(g->empty().value_or(false));
+  int status = forker.wait();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  ASSERT_TRUE(g->remove());
+  EXPECT_EQ(group_dirs_present("v1only"), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -424,6 +424,16 @@ TEST(CgroupMountsTest, ParsesThisHybridHost) {
   EXPECT_FALSE(by.contains("systemd"));  // name=systemd is not a controller "systemd"
 }
 
+// A new group joins a v1 hierarchy only for what the cgroup2 group cannot do:
+// cpu time without cgroup2 (cpuacct), killing without cgroup.kill (freezer).
+TEST(CgroupMountsTest, ANewGroupSkipsTheHierarchiesCgroup2StandsInFor) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(v1_controllers_for_new_group(true, true), (V{"memory", "pids", "cpu"}));
+  EXPECT_EQ(v1_controllers_for_new_group(true, false), (V{"memory", "pids", "cpu", "freezer"}));
+  EXPECT_EQ(v1_controllers_for_new_group(false, false), (V{"memory", "pids", "cpu", "cpuacct", "freezer"}));
+  EXPECT_EQ(v1_controllers_for_new_group(false, true), (V{"memory", "pids", "cpu", "cpuacct", "freezer"}));
+}
+
 TEST(CgroupMountsTest, ParsesCoMountedCpuCpuacct) {
   auto mounts = parse_cgroup_mounts(kCoMounted);
   auto by = v1_controller_mounts(mounts, "/sys/fs/cgroup", {"cpu", "cpuacct", "memory"});

@@ -83,6 +83,7 @@ JobDir::~JobDir() {
 }
 
 Status JobDir::remove() {
+  if (removed_) return {};
   removed_ = true;
   // Renamed first, still locked: a concurrent sweep never mistakes a
   // directory that is being removed for one left by a dead airlock.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -26,12 +27,14 @@ class JobDir {
   // it over with its lock fd (a prepared sandbox from the warm pool).
   static JobDir adopt(std::string path, UniqueFd lock) { return JobDir(std::move(path), std::move(lock)); }
   int lock_fd() const { return lock_.get(); }
-  JobDir(JobDir&&) = default;
+  // The moved-from JobDir owns nothing: its remove() and destructor do nothing.
+  JobDir(JobDir&& other) noexcept
+      : path_(std::move(other.path_)), lock_(std::move(other.lock_)), removed_(std::exchange(other.removed_, true)) {}
   ~JobDir();  // removes the directory if remove() was not called
 
   const std::string& path() const { return path_; }
   std::string sub(const std::string& name) const { return path_ + "/" + name; }
-  Status remove();
+  Status remove();  // once; a second call (or one after release()) does nothing
   // Gives the directory up without removing it (handed to another process
   // together with its lock).
   void release() { removed_ = true; lock_.reset(); }

@@ -29,7 +29,9 @@ class JobDir {
   int lock_fd() const { return lock_.get(); }
   // The moved-from JobDir owns nothing: its remove() and destructor do nothing.
   JobDir(JobDir&& other) noexcept
-      : path_(std::move(other.path_)), lock_(std::move(other.lock_)), removed_(std::exchange(other.removed_, true)) {}
+      : path_(std::move(other.path_)),
+        lock_(std::move(other.lock_)),
+        removed_(std::exchange(other.removed_, true)) {}
   ~JobDir();  // removes the directory if remove() was not called
 
   const std::string& path() const { return path_; }

@@ -75,10 +75,10 @@ std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo) {
   return mounts;
 }
 
-std::vector<std::string> v1_controllers_for_new_group(bool has_cgroup2, bool cgroup2_kills) {
+std::vector<std::string> v1_controllers_for_new_group(bool cgroup2_counts_cpu, bool cgroup2_kills) {
   std::vector<std::string> out = {"memory", "pids", "cpu"};
-  if (!has_cgroup2) out.push_back("cpuacct");
-  if (!has_cgroup2 || !cgroup2_kills) out.push_back("freezer");
+  if (!cgroup2_counts_cpu) out.push_back("cpuacct");
+  if (!cgroup2_kills) out.push_back("freezer");
   return out;
 }
 

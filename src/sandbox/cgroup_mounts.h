@@ -56,11 +56,12 @@ std::map<std::string, std::string> v1_controller_mounts(const std::vector<Cgroup
                                                         const std::vector<std::string>& controllers);
 
 // The v1 controllers a new job group is made in on a hybrid host: memory,
-// pids and cpu for the limits; cpuacct for cpu time only without a cgroup2
-// mount (its cpu.stat counts it otherwise); freezer only when the cgroup2
-// group cannot kill (no cgroup.kill: Linux before 5.14), for the freeze /
-// SIGKILL / thaw fallback. Every hierarchy more is a mkdir, a join and an
-// rmdir per sandbox.
-std::vector<std::string> v1_controllers_for_new_group(bool has_cgroup2, bool cgroup2_kills);
+// pids and cpu for the limits; cpuacct for cpu time only when no cgroup2
+// group counts it (cpu.stat: a cgroup2 mount on Linux 4.15 or later); freezer
+// only when no cgroup2 group can kill (cgroup.kill: Linux 5.14 or later), for
+// the freeze / SIGKILL / thaw fallback. Without a cgroup2 mount, both false.
+// Every hierarchy more is a mkdir, a join and an rmdir per sandbox, and each
+// cgroup made or removed takes the kernel's cgroup_mutex.
+std::vector<std::string> v1_controllers_for_new_group(bool cgroup2_counts_cpu, bool cgroup2_kills);
 
 }  // namespace airlock::sandbox

@@ -351,14 +351,15 @@ class CgroupV1Backend final : public CgroupBackend {
     // The group owns each directory as soon as it exists: a failure below
     // destroys `group`, which removes them again.
     auto group = std::make_unique<CgroupV1>(name, mounts_, relative(name));
-    bool kills = false;  // the cgroup2 group has cgroup.kill
+    bool counts_cpu = false, kills = false;  // the cgroup2 group has cpu.stat, cgroup.kill
     if (!unified_.empty()) {
       if (auto st = make_group_dir(unified_, name); !st) return std::unexpected(st.error());
       std::string dir = join(unified_, relative(name));
       if (auto st = group->own_unified(dir); !st) return std::unexpected(st.error());
+      counts_cpu = cgroupfs::exists(join(dir, "cpu.stat"));
       kills = cgroupfs::exists(join(dir, "cgroup.kill"));
     }
-    auto controllers = v1_controllers_for_new_group(!unified_.empty(), kills);
+    auto controllers = v1_controllers_for_new_group(counts_cpu, kills);
     for (const auto& mount : mounts_.hierarchies(controllers)) {
       if (auto st = make_group_dir(mount, name); !st) return std::unexpected(st.error());
       group->own_v1(join(mount, relative(name)));

@@ -144,9 +144,8 @@ class CgroupV1Test : public ::testing::Test {
   // create, which makes the parent): cpuacct and freezer only where the
   // cgroup2 group cannot stand in for them.
   std::vector<std::string> new_group_controllers() const {
-    std::string unified = std::string(kCgroupRoot) + "/unified";
-    bool kills = fs::exists(unified + "/" + parent_ + "/cgroup.kill");
-    return v1_controllers_for_new_group(fs::exists(unified), kills);
+    std::string group2 = std::string(kCgroupRoot) + "/unified/" + parent_;
+    return v1_controllers_for_new_group(fs::exists(group2 + "/cpu.stat"), fs::exists(group2 + "/cgroup.kill"));
   }
   std::vector<std::string> group_dirs_present(const std::string& name) const {
     std::vector<std::string> present;

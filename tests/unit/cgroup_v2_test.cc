@@ -425,13 +425,13 @@ TEST(CgroupMountsTest, ParsesThisHybridHost) {
 }
 
 // A new group joins a v1 hierarchy only for what the cgroup2 group cannot do:
-// cpu time without cgroup2 (cpuacct), killing without cgroup.kill (freezer).
+// count cpu time (cpuacct, without cpu.stat), kill (freezer, without cgroup.kill).
 TEST(CgroupMountsTest, ANewGroupSkipsTheHierarchiesCgroup2StandsInFor) {
   using V = std::vector<std::string>;
   EXPECT_EQ(v1_controllers_for_new_group(true, true), (V{"memory", "pids", "cpu"}));
   EXPECT_EQ(v1_controllers_for_new_group(true, false), (V{"memory", "pids", "cpu", "freezer"}));
+  EXPECT_EQ(v1_controllers_for_new_group(false, true), (V{"memory", "pids", "cpu", "cpuacct"}));
   EXPECT_EQ(v1_controllers_for_new_group(false, false), (V{"memory", "pids", "cpu", "cpuacct", "freezer"}));
-  EXPECT_EQ(v1_controllers_for_new_group(false, true), (V{"memory", "pids", "cpu", "cpuacct", "freezer"}));
 }
 
 TEST(CgroupMountsTest, ParsesCoMountedCpuCpuacct) {

@@ -216,11 +216,13 @@ class CgroupV1 final : public Cgroup {
 
  private:
   Status kill_and_wait(Clock::time_point deadline) {
-    if (!unified_dir_.empty() && cgroupfs::exists(join(unified_dir_, "cgroup.kill"))) {
+    // cgroup.kill only while the cgroup2 group has processes: a write takes
+    // the kernel's cgroup_mutex, which every cgroup made or removed waits for.
+    std::string events = join(unified_dir_, "cgroup.events");
+    if (!unified_dir_.empty() && cgroupfs::populated(events).value_or(true) &&
+        cgroupfs::exists(join(unified_dir_, "cgroup.kill"))) {
       if (auto st = sys::write_file(join(unified_dir_, "cgroup.kill"), "1"); !st) return st;
-      if (auto st = cgroupfs::wait_unpopulated(join(unified_dir_, "cgroup.events"), deadline); !st) {
-        return st;
-      }
+      if (auto st = cgroupfs::wait_unpopulated(events, deadline); !st) return st;
     }
     // Without cgroup.kill, or for tasks that reached a v1 group only:
     // freeze, SIGKILL every task, thaw, until every hierarchy is empty.

@@ -121,6 +121,11 @@ class CgroupV2 final : public Cgroup {
   std::string file(std::string_view f) const { return join(path_, f); }
 
   Status kill_and_wait(Clock::time_point deadline) {
+    // Usually the job's processes are gone already: then nothing is written
+    // (a write to cgroup.kill takes the kernel's cgroup_mutex, which every
+    // cgroup made or removed on the machine waits for). Nothing can enter an
+    // empty group but through us (add_process, CLONE_INTO_CGROUP).
+    if (auto p = cgroupfs::populated(file("cgroup.events")); p && !*p) return {};
     if (cgroupfs::exists(file("cgroup.kill"))) {
       if (auto st = sys::write_file(file("cgroup.kill"), "1"); !st) return st;
       return cgroupfs::wait_unpopulated(file("cgroup.events"), deadline);

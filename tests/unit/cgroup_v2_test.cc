@@ -218,7 +218,7 @@ TEST(CgroupV2Test, KillAllWritesCgroupKillAndWaitsForEmpty) {
   put(g / "cgroup.kill", "");
   put(g / "cgroup.events", "populated 0\nfrozen 0\n");
   ASSERT_TRUE((*group)->kill_all());
-  EXPECT_EQ(slurp(g / "cgroup.kill"), "1");
+  EXPECT_EQ(slurp(g / "cgroup.kill"), "") << "an empty group was killed";
   EXPECT_EQ((*group)->empty().value_or(false), true);
 }
 
@@ -231,10 +231,13 @@ TEST(CgroupV2Test, KillAllOnceEmptyReturnsAtOnceUntilAProcessIsAdded) {
   auto group = tree.backend()->create("job", {});
   ASSERT_TRUE(group);
   fs::path g = tree.group("job");
-  put(g / "cgroup.events", "populated 0\nfrozen 0\n");
-  ASSERT_TRUE((*group)->kill_all());
+  put(g / "cgroup.events", "populated 1\nfrozen 0\n");
+  ASSERT_FALSE((*group)->kill_all(30));  // still populated: killed, and it timed out
   EXPECT_EQ(slurp(g / "cgroup.kill"), "1");
   put(g / "cgroup.kill", "");
+  put(g / "cgroup.events", "populated 0\nfrozen 0\n");
+  ASSERT_TRUE((*group)->kill_all());
+  EXPECT_EQ(slurp(g / "cgroup.kill"), "") << "an empty group was killed";
   put(g / "cgroup.events", "populated 1\nfrozen 0\n");  // not read again
   ASSERT_TRUE((*group)->kill_all(30));
   EXPECT_EQ(slurp(g / "cgroup.kill"), "");
@@ -262,8 +265,11 @@ TEST(CgroupV2Test, KillAllWithoutCgroupKillFreezesAndThaws) {
   fs::path g = tree.group("job");
   fs::remove(g / "cgroup.kill");  // before Linux 5.14
   put(g / "cgroup.freeze", "");
-  ASSERT_TRUE((*group)->kill_all());
-  EXPECT_EQ(slurp(g / "cgroup.freeze"), "0");  // thawed again
+  put(g / "cgroup.events", "populated 1\nfrozen 0\n");  // (a fake tree never empties)
+  auto timed_out = (*group)->kill_all(60);
+  ASSERT_FALSE(timed_out);
+  EXPECT_EQ(timed_out.error().err, ETIMEDOUT);
+  EXPECT_EQ(slurp(g / "cgroup.freeze"), "0");  // frozen, and thawed again
 }
 
 TEST(CgroupV2Test, UsageParsesStatFiles) {

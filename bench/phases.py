@@ -2,7 +2,8 @@
 """Where a job's time goes: runs each case's `airlock run --json ...` command N times, cases
 alternating, PAUSE_MS after each run, and prints a Markdown table of medians: the wall time
 seen from here, every phase of the record's `timing`, and the rest (wall minus the phases:
-airlock's own start, the job directory, the record written and fsynced).
+airlock's own start, the job directory, the record written and fsynced with the sandbox's
+removal beside it; a record without `cleanup_ms` shows "-" there).
 
   bench/phases.py [--runs N] [--pause-ms MS] --case NAME CMD [ARG...] [--case ...]
 """

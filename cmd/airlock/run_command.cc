@@ -90,7 +90,8 @@ int run_command(const std::vector<std::string>& args) {
   jobs::RunEnvironment env{state_dir, cgroups.get(), current_owner(),
                            request->json ? -1 : STDOUT_FILENO, request->json ? -1 : STDERR_FILENO,
                            cancel.get()};
-  jobs::JobRecord record = jobs::run_job(*request, env);
+  jobs::FinishedJob finished = jobs::run_job(*request, env);
+  const jobs::JobRecord& record = finished.record;
   std::string text = jobs::record_text(record);
 
   // airlock never ends well without the record it was asked for.
@@ -116,6 +117,10 @@ int run_command(const std::vector<std::string>& args) {
       for (const auto& f : record.data_requests->refused) say("  refused request: " + f.reason);
     }
   }
+  // The removals after the record (its cleanup.after_record) are said here,
+  // not in it; the next run's sweep removes what they left.
+  for (const auto& failed : finished.teardown_failed)
+    say("after the record, cannot remove the sandbox's " + failed + " (airlock sweep removes it)");
   if (!recorded) return 125;
   jobs::RunFacts facts;
   facts.exit_code = record.exit_code;

@@ -17,8 +17,8 @@ void JobRecord::add_limit(const std::string& name) {
 
 namespace {
 
-// "after_record" only when the teardown was left to the caller (service
-// jobs), so `airlock run` records keep their shape.
+// "after_record" only when the teardown came after the record (jobs of
+// `airlock run` and of the service); it is absent when the removals came first.
 nlohmann::json cleanup_json(const Cleanup& c) {
   nlohmann::json j = {{"ok", c.failed.empty()}, {"removed", c.removed}, {"failed", c.failed}};
   if (!c.after_record.empty()) j["after_record"] = c.after_record;

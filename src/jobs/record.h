@@ -43,9 +43,10 @@ struct Timing {
 struct Cleanup {
   std::vector<std::string> removed;
   std::vector<std::string> failed;  // "what: why"
-  // Removed after the record was written (the service answers first): what
-  // goes then ("mounts", "cgroup", "staging"); a failure is in the service's
-  // log and metrics, and `airlock sweep` finds what is left.
+  // Removed after the record was written (the service answers first; `airlock
+  // run` removes them while the record is written): what goes then ("mounts",
+  // "cgroup", "staging"); a failure is in the service's log and metrics or on
+  // `airlock run`'s stderr, and `airlock sweep` finds what is left.
   std::vector<std::string> after_record;
 };
 

@@ -29,7 +29,18 @@ struct RunEnvironment {
   bool record_file = true;
 };
 
-JobRecord run_job(const RunRequest& request, const RunEnvironment& env);
+// What `airlock run` gets back: the record as it was stored, and what failed
+// in the teardown that ran beside the record's write (the removals the record
+// lists in cleanup.after_record; "what: why").
+struct FinishedJob {
+  JobRecord record;
+  std::vector<std::string> teardown_failed;
+};
+
+// With env.record_file the teardown runs beside the record's write and the
+// record lists it in cleanup.after_record; without, it comes first and the
+// record lists what it removed.
+FinishedJob run_job(const RunRequest& request, const RunEnvironment& env);
 
 // What is left of a job's sandbox once its record is complete: the mounts,
 // the cgroup (empty: every process in it was killed before the record), the
@@ -53,6 +64,9 @@ class Teardown {
   // What finish() will remove ("mounts", "cgroup", "staging"): the record's
   // cleanup.after_record when the teardown comes after the record.
   std::vector<std::string> pending() const;
+  // Takes the staging directory out of the teardown, for a caller that
+  // removes it at another moment than the rest (finish() then leaves it).
+  std::optional<JobDir> take_staging();
 
  private:
   // Moves the sandbox out of `from` and leaves `from` empty (a moved-from

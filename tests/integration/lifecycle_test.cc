@@ -40,7 +40,14 @@ TEST(Lifecycle, ReportsTheProgramsStatusAndStreams) {
   std::string id = r["id"];
   auto stored = nlohmann::json::parse(read_text(t.state() + "/records/" + id + ".json"));
   EXPECT_EQ(stored, r);
+  // The sandbox's remains were removed beside the record's write, and are
+  // gone when airlock returns.
+  EXPECT_EQ(r["cleanup"]["removed"], nlohmann::json::array({"processes"}));
+  EXPECT_EQ(r["cleanup"]["after_record"], nlohmann::json::array({"mounts", "cgroup", "staging"}));
   EXPECT_TRUE(cgroups_named(id).empty());
+  struct stat st{};
+  EXPECT_NE(::lstat((t.state() + "/jobs/" + id).c_str(), &st), 0) << "the job directory is left";
+  EXPECT_NE(::lstat((t.state() + "/jobs/.gone-" + id).c_str(), &st), 0) << "the job directory is left";
 }
 
 TEST(Lifecycle, EchoesOutputLiveWithoutJsonAndWritesTheRecordFile) {

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 
 #include "base/unique_fd.h"
 #include "sandbox/cgroup.h"
@@ -187,11 +189,19 @@ class CgroupV2Backend final : public CgroupBackend {
 
   Result<std::unique_ptr<Cgroup>> create(const std::string& name, const CgroupLimits& limits) override {
     if (auto st = cgroupfs::check_group_name(name); !st) return std::unexpected(st.error());
-    if (auto st = prepare_parent(); !st) return std::unexpected(st.error());
-    std::string path = join(parent_dir(), name);
-    if (auto made = cgroupfs::make_dir(path, /*exist_ok=*/false); !made) {
-      return std::unexpected(made.error());
+    // The parent is made ready once per backend (a service or a pool makes a
+    // group for every sandbox), and again when it was removed since.
+    if (!parent_ready_) {
+      if (auto st = prepare_parent(); !st) return std::unexpected(st.error());
+      parent_ready_ = true;
     }
+    std::string path = join(parent_dir(), name);
+    auto made = cgroupfs::make_dir(path, /*exist_ok=*/false);
+    if (!made && made.error().err == ENOENT) {
+      if (auto st = prepare_parent(); !st) return std::unexpected(st.error());
+      made = cgroupfs::make_dir(path, /*exist_ok=*/false);
+    }
+    if (!made) return std::unexpected(made.error());
     if (on_mkdir_) on_mkdir_(path);
     // From here on the group is owned: a failure below removes it.
     auto group = open_dir(name, path);
@@ -231,6 +241,7 @@ class CgroupV2Backend final : public CgroupBackend {
   std::string root_;
   std::string parent_;
   CgroupMkdirHook on_mkdir_;
+  std::atomic<bool> parent_ready_ = false;  // refill threads create groups at once
 };
 
 }  // namespace

@@ -134,6 +134,35 @@ TEST(CgroupV2Test, ControllersAlreadyEnabledAreNotWrittenAgain) {
   EXPECT_EQ(slurp(tree.root() / "cgroup.subtree_control"), "+pids +cpu");
 }
 
+// A service or a pool makes a group for every sandbox: the parent is read
+// and made ready by the first one only. (A parent whose controllers file
+// cannot be read would fail a second preparation.)
+TEST(CgroupV2Test, TheParentIsMadeReadyOncePerBackend) {
+  FakeTree tree;
+  auto backend = tree.backend();
+  ASSERT_TRUE(backend->create("job1", {}));
+  fs::remove(tree.root() / "airlock" / "cgroup.subtree_control");
+  fs::create_directory(tree.root() / "airlock" / "cgroup.subtree_control");
+  auto second = backend->create("job2", {.pids = 8});
+  ASSERT_TRUE(second) << second.error().message();
+  EXPECT_EQ(slurp(tree.group("job2") / "pids.max"), "8");
+  // A backend of its own prepares the parent, and finds it broken.
+  EXPECT_FALSE(tree.backend()->create("job3", {}));
+}
+
+// Removed behind the backend's back (by hand, by another tool): the parent
+// is made again, with the controllers passed down, and the group in it.
+TEST(CgroupV2Test, AParentRemovedSinceIsMadeAgain) {
+  FakeTree tree;
+  auto backend = tree.backend();
+  ASSERT_TRUE(backend->create("job1", {}));
+  fs::remove_all(tree.root() / "airlock");
+  auto again = backend->create("job2", {.memory_bytes = 32 * kMiB});
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_EQ(slurp(tree.root() / "airlock" / "cgroup.subtree_control"), "+memory +pids +cpu");
+  EXPECT_EQ(slurp(tree.group("job2") / "memory.max"), "33554432");
+}
+
 TEST(CgroupV2Test, MissingSwapFileIsFine) {
   FakeTree tree;
   auto backend = make_cgroup_v2_backend(tree.root().string(), "airlock", [](const std::string& d) {

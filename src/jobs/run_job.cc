@@ -264,12 +264,6 @@ std::vector<std::string> Teardown::pending() const {
   return sandbox_ ? sandbox_->remains() : std::vector<std::string>{};
 }
 
-std::optional<JobDir> Teardown::take_staging() {
-  std::optional<JobDir> out;
-  if (sandbox_ && sandbox_->dir) out.emplace(std::move(*sandbox_->dir));
-  if (sandbox_) sandbox_->dir.reset();
-  return out;
-}
 
 namespace {
 
@@ -328,26 +322,22 @@ FinishedJob run_job(const RunRequest& req, const RunEnvironment& env) {
     out.record = std::move(rec);
     return out;
   }
-  // The record is written and fsynced while the mounts and the cgroup are
+  // The record is written and fsynced while the sandbox's remains are
   // removed beside it, on a second thread: the fsync waits for the disk and
-  // the removals for the kernel, each a few hundred microseconds
-  // (docs/performance.md). The staging directory goes after the fsync, not
-  // beside it: its removal is a change to the same ext4 journal, and an fsync
-  // that has to commit it too took three times as long. The record names the
-  // removals in cleanup.after_record, as a service job's does; what fails
-  // among them goes back to the caller to say, and the next `airlock run` or
-  // `airlock sweep` removes what is left.
+  // the removals for the kernel, each a few hundred microseconds; a warm
+  // `airlock run -- /bin/true` ends about a millisecond sooner
+  // (docs/performance.md, thirteenth session). The record names the removals
+  // in cleanup.after_record, as a service job's does; what fails among them
+  // goes back to the caller to say, and the next `airlock run` or `airlock
+  // sweep` removes what is left.
   rec.cleanup.after_record = ran.teardown.pending();
   rec.finished_at = now_rfc3339();
-  std::optional<JobDir> staging = ran.teardown.take_staging();
   Beside teardown([&] { out.teardown_failed = ran.teardown.finish().failed; });
   std::string dir = env.state_dir + "/records";
   ::mkdir(env.state_dir.c_str(), 0700);
   ::mkdir(dir.c_str(), 0700);
   auto st = sys::write_file_atomic(record_path(env.state_dir, rec.id), record_text(rec), 0600);
   teardown.join();
-  if (staging)
-    if (auto removed = staging->remove(); !removed) out.teardown_failed.push_back("staging: " + removed.error().message());
   if (!st) rec.cleanup.failed.push_back("store record: " + st.error().message());
   rec.stored = st.has_value();
   out.record = std::move(rec);

@@ -64,9 +64,6 @@ class Teardown {
   // What finish() will remove ("mounts", "cgroup", "staging"): the record's
   // cleanup.after_record when the teardown comes after the record.
   std::vector<std::string> pending() const;
-  // Takes the staging directory out of the teardown, for a caller that
-  // removes it at another moment than the rest (finish() then leaves it).
-  std::optional<JobDir> take_staging();
 
  private:
   // Moves the sandbox out of `from` and leaves `from` empty (a moved-from

@@ -13,13 +13,13 @@
 #include "jobs/job_egress.h"
 #include "jobs/job_sandbox.h"
 #include "jobs/job_snapshot.h"
-#include "pool/obtain_sandbox.h"
 #include "jobs/outputs.h"
-#include "pool/prepared.h"
 #include "jobs/state_dir.h"
 #include "jobs/supervisor.h"
-#include "sandbox/profile.h"
+#include "pool/obtain_sandbox.h"
+#include "pool/prepared.h"
 #include "sandbox/launcher.h"
+#include "sandbox/profile.h"
 #include "sandbox/protocol.h"
 #include "sys/file_io.h"
 
@@ -263,7 +263,6 @@ Cleanup Teardown::finish() {
 std::vector<std::string> Teardown::pending() const {
   return sandbox_ ? sandbox_->remains() : std::vector<std::string>{};
 }
-
 
 namespace {
 

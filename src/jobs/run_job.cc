@@ -310,17 +310,6 @@ FinishedJob run_job(const RunRequest& req, const RunEnvironment& env) {
   RanJob ran = run_until_teardown(req, env);
   FinishedJob out;
   JobRecord& rec = ran.record;
-  if (!env.record_file) {
-    // Cleanup, in reverse order of creation; each step is recorded.
-    Laps laps(rec.timing);
-    Cleanup done = ran.teardown.finish();
-    rec.cleanup.removed.insert(rec.cleanup.removed.end(), done.removed.begin(), done.removed.end());
-    rec.cleanup.failed.insert(rec.cleanup.failed.end(), done.failed.begin(), done.failed.end());
-    laps.lap("cleanup");
-    rec.finished_at = now_rfc3339();
-    out.record = std::move(rec);
-    return out;
-  }
   // The record is written and fsynced while the sandbox's remains are
   // removed beside it, on a second thread: the fsync waits for the disk and
   // the removals for the kernel, each a few hundred microseconds; a warm

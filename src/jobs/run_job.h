@@ -23,10 +23,6 @@ struct RunEnvironment {
   int echo_stderr = -1;
   int cancel_fd = -1;    // readable when the job must be cancelled, or -1
   std::string pool_socket;  // the warm pool; empty: pool.sock in the state directory
-  // The record as a file in the state directory (records/ID.json, fsynced).
-  // The service keeps its records in the store, whose commit is the one
-  // durable write of a job; a second fsync there only delays the reply.
-  bool record_file = true;
 };
 
 // What `airlock run` gets back: the record as it was stored, and what failed
@@ -37,9 +33,11 @@ struct FinishedJob {
   std::vector<std::string> teardown_failed;
 };
 
-// With env.record_file the teardown runs beside the record's write and the
-// record lists it in cleanup.after_record; without, it comes first and the
-// record lists what it removed.
+// The job of `airlock run`: its record written to the state directory
+// (records/ID.json, fsynced), with the sandbox's removal beside the write (the
+// record lists it in cleanup.after_record). The service keeps its records in
+// the store instead, whose commit is the one durable write of a job: it calls
+// run_job_before_teardown.
 FinishedJob run_job(const RunRequest& request, const RunEnvironment& env);
 
 // What is left of a job's sandbox once its record is complete: the mounts,

@@ -253,7 +253,6 @@ RunnerResult run_service_job(const RunnerSetup& setup, const RunnerJob& job) {
   env.echo_stdout = (*pump)->stdout_fd();
   env.echo_stderr = (*pump)->stderr_fd();
   env.cancel_fd = job.cancel_fd;
-  env.record_file = false;  // the service stores the record (JobService::store_ending)
   try {
     // The sandbox's mounts, cgroup and staging directory are removed after
     // the record is stored and the caller answered (JobService::run_one).

@@ -212,28 +212,55 @@ int main(int argc, char** argv) {
     struct Load {
       const char* what;
       std::string body;
+      std::vector<std::string> command;
     };
     const Load loads[] = {
-        {"`python3 -c \"print(1)\"`", R"j({"command":["python3","-c","print(1)"],"wait_s":120})j"},
-        {"`/bin/true`", R"j({"command":["/bin/true"],"wait_s":120})j"},
+        {"`python3 -c \"print(1)\"`", R"j({"command":["python3","-c","print(1)"],"wait_s":120})j",
+         {"/usr/bin/python3", "-c", "print(1)"}},
+        {"`/bin/true`", R"j({"command":["/bin/true"],"wait_s":120})j", {"/bin/true"}},
     };
+    // bench/startup.sh's bwrap command line: the sandbox alone, no service, no record.
+    const std::vector<std::string> bwrap = {"/usr/bin/bwrap", "--unshare-all", "--die-with-parent", "--ro-bind",
+                                            "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink",
+                                            "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--proc",
+                                            "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--"};
+    const bool have_bwrap = ::access(bwrap[0].c_str(), X_OK) == 0;
     std::printf("### Throughput: %d clients submit and wait, %d s per daemon, one daemon at a time\n\n", opt.clients,
                 opt.seconds);
-    std::printf("| job | daemon | jobs | seconds | jobs/s | ratio | CPU ms per job | started as |\n"
-                "|---|---|---:|---:|---:|---:|---:|---|\n");
+    std::printf("| job | daemon | jobs | seconds | jobs/s | / cold | / bwrap | CPU ms per job | started as |\n"
+                "|---|---|---:|---:|---:|---:|---:|---:|---|\n");
     for (const Load& load : loads) {
+      Throughput tb;
+      if (have_bwrap) {
+        std::vector<std::string> argv = bwrap;
+        argv.insert(argv.end(), load.command.begin(), load.command.end());
+        tb = spawn_throughput(argv, opt.clients, opt.seconds);
+        sleep_ms(500);
+      }
       Throughput tc = throughput(cold.port, cold.auth, load.body, opt.clients, opt.seconds);
       sleep_ms(500);
       Throughput tp = throughput(pool.port, pool.auth, load.body, opt.clients, opt.seconds);
       sleep_ms(500);
-      double rc = tc.done / tc.seconds, rp = tp.done / tp.seconds;
+      double rb = tb.seconds > 0 ? tb.done / tb.seconds : 0.0, rc = tc.done / tc.seconds, rp = tp.done / tp.seconds;
       auto cpu_ms = [](const Throughput& t) { return t.done ? t.cpu_s * 1000 / t.done : 0.0; };
-      std::printf("| %s | cold (without pool) | %d | %.1f | %.1f | 1.00x | %.1f | %s |\n", load.what, tc.done,
-                  tc.seconds, rc, cpu_ms(tc), starts_text(tc.starts).c_str());
-      std::printf("| %s | pool | %d | %.1f | %.1f | %.2fx | %.1f | %s |\n", load.what, tp.done, tp.seconds, rp,
-                  rc > 0 ? rp / rc : 0.0, cpu_ms(tp), starts_text(tp.starts).c_str());
+      auto of = [](double a, double b) {
+        char text[32] = "-";
+        if (b > 0) std::snprintf(text, sizeof(text), "%.2fx", a / b);
+        return std::string(text);
+      };
+      if (have_bwrap)
+        std::printf("| %s | none: bwrap alone | %d | %.1f | %.1f | - | 1.00x | %.1f | %s |\n", load.what, tb.done,
+                    tb.seconds, rb, cpu_ms(tb), starts_text(tb.starts).c_str());
+      std::printf("| %s | cold (without pool) | %d | %.1f | %.1f | 1.00x | %s | %.1f | %s |\n", load.what, tc.done,
+                  tc.seconds, rc, of(rc, rb).c_str(), cpu_ms(tc), starts_text(tc.starts).c_str());
+      std::printf("| %s | pool | %d | %.1f | %.1f | %.2fx | %s | %.1f | %s |\n", load.what, tp.done, tp.seconds, rp,
+                  rc > 0 ? rp / rc : 0.0, of(rp, rb).c_str(), cpu_ms(tp), starts_text(tp.starts).c_str());
     }
-    std::printf("\nCPU ms per job: busy CPU time of the whole machine (/proc/stat) during the window, per job "
+    std::printf("\nbwrap alone: the same clients each start bench/startup.sh's bwrap command line with the job's "
+                "command and wait for it, one after another: the sandbox without a service, a record or a "
+                "store, the ceiling the service's rows are a ratio of.%s\n",
+                have_bwrap ? "" : " (not measured: no /usr/bin/bwrap)");
+    std::printf("CPU ms per job: busy CPU time of the whole machine (/proc/stat) during the window, per job "
                 "(anything else running on the machine is counted too).\n\n");
   }
 

@@ -3,6 +3,7 @@
 // with the machine's busy CPU over it, and their text.
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -11,6 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/http_client.h"
@@ -84,6 +88,51 @@ inline Throughput throughput(uint16_t port, const std::string& auth, const std::
         ++t.starts[s];
         if (s == "cold" || s == "warm" || s == "preloaded") ++t.done;
       }
+    });
+  }
+  for (auto& th : threads) th.join();
+  t.seconds = ms_since(started) / 1000;
+  t.cpu_s = machine_busy_s() - busy0;
+  return t;
+}
+
+// The same closed loop without any service: `clients` threads each start
+// `argv` (posix_spawn, stdio to /dev/null) and wait for it, one after another,
+// for `seconds`; done counts exits with status 0. With bwrap's command line
+// this is the machine's own ceiling for a sandboxed job, the baseline the
+// service's jobs/s is a ratio of, measured in the same run.
+inline Throughput spawn_throughput(const std::vector<std::string>& argv, int clients, int seconds) {
+  std::mutex mu;
+  Throughput t;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  char* env[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
+  double busy0 = machine_busy_s();
+  auto started = Clock::now();
+  auto until = started + std::chrono::seconds(seconds);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&] {
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+      while (Clock::now() < until) {
+        pid_t pid = -1;
+        std::string s = "exit 0";
+        if (::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env) != 0) {
+          s = "spawn failed";
+        } else {
+          int status = 0;
+          while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+          }
+          if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) s = "failed";
+        }
+        std::lock_guard lock(mu);
+        ++t.starts[s];
+        if (s == "exit 0") ++t.done;
+      }
+      posix_spawn_file_actions_destroy(&actions);
     });
   }
   for (auto& th : threads) th.join();

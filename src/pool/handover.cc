@@ -4,6 +4,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cstring>
 
 #include "base/check.h"
@@ -71,6 +72,13 @@ Status send_prepared(int sock, PreparedSandbox& sb) {
   w.u32(sb.lease->slot());
   w.u32(static_cast<uint32_t>(sb.process->pid()));
   w.str(sb.dir->path());
+  // The limits it has, so that a job with the same ones changes nothing (fit_to_policy).
+  w.u64(sb.limits.cgroup.memory_bytes);
+  w.u64(sb.limits.cgroup.pids);
+  w.u64(std::bit_cast<uint64_t>(sb.limits.cgroup.cpus));
+  w.u64(sb.limits.input_bytes);
+  w.u64(sb.limits.input_inodes);
+  w.u64(sb.limits.work_bytes);
   std::vector<int> fds = {sb.process->pidfd(),      sb.process->sync_fd(),  sb.stdout_r.get(),
                           sb.stderr_r.get(),        sb.mounts.inputs.get(), sb.mounts.output.get(),
                           sb.mounts.workspace.get(), sb.mounts.tmp.get(),   sb.mounts.shm.get(),
@@ -109,6 +117,12 @@ Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgrou
   unsigned slot = r.u32();
   pid_t pid = static_cast<pid_t>(r.u32());
   std::string dir = r.str();
+  sb.limits.cgroup.memory_bytes = r.u64();
+  sb.limits.cgroup.pids = r.u64();
+  sb.limits.cgroup.cpus = std::bit_cast<double>(r.u64());
+  sb.limits.input_bytes = r.u64();
+  sb.limits.input_inodes = r.u64();
+  sb.limits.work_bytes = r.u64();
   if (kind != "sandbox" || !r.done() || msg->fds.size() != kFdCount)
     return fail("the warm pool sent a malformed sandbox");
   auto& f = msg->fds;

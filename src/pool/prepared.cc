@@ -84,8 +84,21 @@ void warn_priority_kept_once(int wanted, pid_t init) {
 
 }  // namespace
 
+SandboxLimits sandbox_limits_for(const JobPolicy& p) {
+  SandboxLimits l;
+  l.cgroup = {p.memory_bytes, p.pids, p.cpus};
+  l.input_bytes = input_mount_bytes(p.inputs);
+  l.input_inodes = input_mount_inodes(p.inputs);
+  l.work_bytes = p.workspace_bytes;
+  return l;
+}
+
 Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
-  if (auto st = sb.cgroup->set_limits({p.memory_bytes, p.pids, p.cpus}); !st) return st;
+  const SandboxLimits want = sandbox_limits_for(p);
+  if (want.cgroup != sb.limits.cgroup) {
+    if (auto st = sb.cgroup->set_limits(want.cgroup); !st) return st;
+    sb.limits.cgroup = want.cgroup;
+  }
   rlim_t cpu_s = cpu_rlimit_seconds(p);
   rlimit cpu{cpu_s, cpu_s == RLIM_INFINITY ? cpu_s : cpu_s + 1};
   if (::prlimit(sb.process->pid(), RLIMIT_CPU, &cpu, nullptr) < 0) return fail_errno("set the job's cpu rlimit");
@@ -101,12 +114,17 @@ Status fit_to_policy(PreparedSandbox& sb, const JobPolicy& p) {
     if (errno != EPERM && errno != EACCES) return fail_errno("set the job's priority");
     warn_priority_kept_once(nice, sb.process->pid());
   }
-  if (auto st = sandbox::resize_tmpfs(sb.mounts.inputs.get(), input_mount_bytes(p.inputs),
-                                      input_mount_inodes(p.inputs));
-      !st)
-    return st;
-  for (const UniqueFd* m : {&sb.mounts.output, &sb.mounts.workspace, &sb.mounts.tmp, &sb.mounts.shm})
-    if (auto st = sandbox::resize_tmpfs(m->get(), p.workspace_bytes, 0); !st) return st;
+  if (want.input_bytes != sb.limits.input_bytes || want.input_inodes != sb.limits.input_inodes) {
+    if (auto st = sandbox::resize_tmpfs(sb.mounts.inputs.get(), want.input_bytes, want.input_inodes); !st)
+      return st;
+    sb.limits.input_bytes = want.input_bytes;
+    sb.limits.input_inodes = want.input_inodes;
+  }
+  if (want.work_bytes != sb.limits.work_bytes) {
+    for (const UniqueFd* m : {&sb.mounts.output, &sb.mounts.workspace, &sb.mounts.tmp, &sb.mounts.shm})
+      if (auto st = sandbox::resize_tmpfs(m->get(), want.work_bytes, 0); !st) return st;
+    sb.limits.work_bytes = want.work_bytes;
+  }
   return {};
 }
 
@@ -135,7 +153,8 @@ Result<PreparedSandbox> prepare_sandbox(const JobPolicy& p, const PrepareContext
   if (!lease) return std::unexpected(lease.error());
   sb.lease.emplace(std::move(*lease));
   sandbox::IdMap ids{sb.lease->base()};
-  auto group = ctx.cgroups->create(sb.id, {p.memory_bytes, p.pids, p.cpus});
+  sb.limits = sandbox_limits_for(p);  // what the group and the mounts below are made with
+  auto group = ctx.cgroups->create(sb.id, sb.limits.cgroup);
   if (!group) return std::unexpected(group.error());
   sb.cgroup = std::move(*group);
   auto inputs = make_input_mount(p.inputs);

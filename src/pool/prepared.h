@@ -41,6 +41,18 @@ std::string sandbox_class_key(const JobPolicy& policy, const std::string& image,
                               std::optional<Preload> preloaded);
 std::string image_class(const ImageSource& image);  // the `image` of the key
 
+// The limits a prepared sandbox has: its cgroup's and the sizes of its own
+// filesystems. Those it was made with, then a job's (fit_to_policy).
+struct SandboxLimits {
+  sandbox::CgroupLimits cgroup;
+  uint64_t input_bytes = 0, input_inodes = 0;  // the /inputs tmpfs
+  uint64_t work_bytes = 0;                     // /output, /workspace, /tmp, /dev/shm each
+  bool operator==(const SandboxLimits&) const = default;
+};
+
+// What `policy` makes them. Pure.
+SandboxLimits sandbox_limits_for(const JobPolicy& policy);
+
 struct PreparedSandbox {
   std::string id;  // the job's id: its directory and cgroup carry this name
   std::string class_key;
@@ -52,6 +64,7 @@ struct PreparedSandbox {
   std::optional<JobDir> dir;
   std::unique_ptr<sandbox::Cgroup> cgroup;
   Mounts mounts;
+  SandboxLimits limits;  // what the cgroup and the mounts are set to now
   UniqueFd stdout_r, stderr_r;
   UniqueFd stdin_w;  // only when prepared with_stdin (a session's kernel reads it)
   // A sandbox taken from a pool: the connection it came on, closed when the
@@ -97,8 +110,11 @@ struct PrepareContext {
 Result<PreparedSandbox> prepare_sandbox(const JobPolicy& policy, const PrepareContext& context);
 
 // Sets a sandbox prepared for other limits to `policy`'s, before its command
-// starts: cgroup memory/pids/cpu, init's RLIMIT_CPU and the caller's nice value
-// (the payload inherits them), and the sizes of /inputs, /output, /workspace, /tmp and /dev/shm.
+// starts: init's RLIMIT_CPU and the caller's nice value (the payload inherits
+// them), and, where they differ from `sandbox.limits`, the cgroup's
+// memory/pids/cpu and the sizes of /inputs, /output, /workspace, /tmp and
+// /dev/shm. A job whose limits are the pool's (the usual case) writes no
+// cgroup file and resizes no mount.
 Status fit_to_policy(PreparedSandbox& sandbox, const JobPolicy& policy);
 
 }  // namespace airlock::jobs

@@ -29,6 +29,7 @@ struct CgroupLimits {
                               // on v1, socket buffers get a budget of this size too.
   uint64_t pids = 0;          // 0: no limit
   double cpus = 0;            // CPU bandwidth in cores (1.5 = 150%); 0: no limit
+  bool operator==(const CgroupLimits&) const = default;
 };
 
 struct CgroupUsage {

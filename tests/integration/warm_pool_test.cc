@@ -308,6 +308,27 @@ TEST(WarmPool, LimitsOfTheJobApplyToAPreparedSandbox) {
   EXPECT_NE(pids.dump().find("\"pids\""), std::string::npos) << pids.dump();
 }
 
+// A job with the pool's own limits changes nothing of its sandbox
+// (fit_to_policy): the limits the pool made it with are in force all the same.
+TEST(WarmPool, AJobWithThePoolsLimitsRunsUnderThem) {
+  TempDir dir;
+  TestPool pool(dir.path(), dir.state(), 1, 0);
+  ASSERT_TRUE(pool.ready()) << pool.log();
+  json disk = run_json(dir, {"--start", "warm", "--", "sh", "-c", "df -k /workspace /output /tmp | tail -3"});
+  EXPECT_EQ(start_of(disk), "warm") << disk.dump();
+  const std::string kb = " " + std::to_string(disk["policy"].value("workspace_bytes", 0ull) / 1024) + " ";
+  std::string df = out_of(disk);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(df.find(kb), std::string::npos) << df;
+    df = df.substr(df.find('\n') + 1);
+  }
+  json oom = run_json(dir, {"--start", "warm", "--", "python3", "-c",
+                            "b = bytearray(700 << 20)\nprint(len(b))"});
+  EXPECT_EQ(start_of(oom), "warm") << oom.dump();
+  EXPECT_EQ(oom["policy"].value("memory_bytes", 0ull), 512ull << 20) << "the default this test counts on";
+  EXPECT_EQ(oom.value("outcome", ""), "memory_limit") << oom.dump();
+}
+
 // Pooled sandboxes are made before their jobs are known; each job must still
 // run under its own RLIMIT_CPU (one second over its cpu time, the hard limit
 // one more), whether above or below the pool's default (60 s). Above it, the

@@ -116,5 +116,37 @@ TEST(PoolClass, LimitsAreNotPartOfTheClass) {
   EXPECT_EQ(jobs::sandbox_class_key(a, "host", std::nullopt), jobs::sandbox_class_key(b, "host", std::nullopt));
 }
 
+// What a pooled sandbox is set to: a job with the pool's limits writes no
+// cgroup file and resizes no mount (fit_to_policy), so every limit that a
+// cgroup or a mount holds must be part of it, and the cpu time (init's rlimit,
+// always set) must not be.
+TEST(PoolClass, SandboxLimitsHoldWhatTheGroupAndTheMountsAreSetTo) {
+  jobs::JobPolicy base;
+  const jobs::SandboxLimits have = jobs::sandbox_limits_for(base);
+  EXPECT_EQ(have.cgroup.memory_bytes, base.memory_bytes);
+  EXPECT_EQ(have.cgroup.pids, base.pids);
+  EXPECT_EQ(have.cgroup.cpus, base.cpus);
+  EXPECT_EQ(have.work_bytes, base.workspace_bytes);
+  EXPECT_EQ(have.input_bytes, jobs::input_mount_bytes(base.inputs));
+  EXPECT_EQ(have.input_inodes, jobs::input_mount_inodes(base.inputs));
+
+  jobs::JobPolicy cpu_time = base;
+  cpu_time.cpu_time_ms = 2000;
+  cpu_time.timeout_ms = 5000;
+  EXPECT_EQ(jobs::sandbox_limits_for(cpu_time), have);
+
+  auto differs = [&](auto change) {
+    jobs::JobPolicy p = base;
+    change(p);
+    return !(jobs::sandbox_limits_for(p) == have);
+  };
+  EXPECT_TRUE(differs([](jobs::JobPolicy& p) { p.memory_bytes = 64 << 20; }));
+  EXPECT_TRUE(differs([](jobs::JobPolicy& p) { p.pids = 8; }));
+  EXPECT_TRUE(differs([](jobs::JobPolicy& p) { p.cpus = 0.5; }));
+  EXPECT_TRUE(differs([](jobs::JobPolicy& p) { p.workspace_bytes = 1 << 20; }));
+  EXPECT_TRUE(differs([](jobs::JobPolicy& p) { p.inputs.max_total_bytes = 1 << 20; }));
+  EXPECT_TRUE(differs([](jobs::JobPolicy& p) { p.inputs.max_count = 2; }));
+}
+
 }  // namespace
 }  // namespace airlock

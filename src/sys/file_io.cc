@@ -50,13 +50,16 @@ Status write_file(const std::string& path, std::string_view data) {
   return {};
 }
 
+// The deepest directory first: where the parents exist (nearly always: a
+// job's directories under the service's work directory), one mkdir.
 Status make_dirs(const std::string& path, int mode) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos < path.size() && path[pos] != '/') continue;
-    std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), static_cast<mode_t>(mode)) < 0 && errno != EEXIST)
-      return fail_errno("create " + prefix);
-  }
+  if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) == 0 || errno == EEXIST) return {};
+  if (errno != ENOENT) return fail_errno("create " + path);
+  size_t end = path.find_last_not_of('/');
+  size_t slash = end == std::string::npos ? std::string::npos : path.find_last_of('/', end);
+  if (slash == std::string::npos || path.find_first_not_of('/') > slash) return fail_errno("create " + path);
+  if (auto st = make_dirs(path.substr(0, slash), mode); !st) return st;
+  if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) < 0 && errno != EEXIST) return fail_errno("create " + path);
   return {};
 }
 

@@ -11,7 +11,10 @@
 //     cold daemon, then for SECONDS on the pool daemon (one at a time); then the same with
 //     /bin/true; jobs per second and how the jobs started (a Python job on the pool daemon
 //     starts preloaded, or warm/cold when the pool has none ready), and the machine's busy
-//     CPU time per job during the window.
+//     CPU time per job during the window. Before each job's two windows, the same clients
+//     run bench/startup.sh's bwrap command line with the job's command, one after another,
+//     for SECONDS ("bwrap alone": the sandbox without a service, a record or a store); every
+//     row is also a ratio of that baseline.
 // --external-pool: the "pool" daemon runs without a pool of its own and a separate
 // `airlock pool --warm W --preloaded P` serves its state directory instead (its `airlock run`
 // processes find that pool's socket), to tell the pool's cost from where it runs.

@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -64,10 +66,17 @@ struct Throughput {
   std::map<std::string, int> starts;
 };
 
-// `clients` connections each POST `body` to /v1/jobs one after another for
-// `seconds` (a 429 waits 20 ms and is not counted); done counts jobs that succeeded.
-inline Throughput throughput(uint16_t port, const std::string& auth, const std::string& body, int clients,
-                             int seconds) {
+// What one try of a closed loop came to: `what` is tallied in starts (when
+// counted), and done counts the ones that did the job.
+struct Attempt {
+  std::string what;
+  bool done = false;
+  bool counted = true;  // false: not a try (a 429, waited out)
+};
+
+// `clients` threads, each with the try `make_client()` gives it, try one
+// after another for `seconds`; with the machine's busy CPU over the window.
+inline Throughput closed_loop(int clients, int seconds, const std::function<std::function<Attempt()>()>& make_client) {
   std::mutex mu;
   Throughput t;
   double busy0 = machine_busy_s();
@@ -76,17 +85,13 @@ inline Throughput throughput(uint16_t port, const std::string& auth, const std::
   std::vector<std::thread> threads;
   for (int i = 0; i < clients; ++i) {
     threads.emplace_back([&] {
-      airlock::testing::HttpClient h(port, 120'000);
+      std::function<Attempt()> attempt = make_client();
       while (Clock::now() < until) {
-        auto r = h.request("POST", "/v1/jobs", body, {{"authorization", auth}});
-        if (r.status == 429) {
-          sleep_ms(20);
-          continue;
-        }
-        std::string s = start_of(r);
+        Attempt a = attempt();
+        if (!a.counted) continue;
         std::lock_guard lock(mu);
-        ++t.starts[s];
-        if (s == "cold" || s == "warm" || s == "preloaded") ++t.done;
+        ++t.starts[a.what];
+        if (a.done) ++t.done;
       }
     });
   }
@@ -96,49 +101,53 @@ inline Throughput throughput(uint16_t port, const std::string& auth, const std::
   return t;
 }
 
+// `clients` connections each POST `body` to /v1/jobs one after another for
+// `seconds` (a 429 waits 20 ms and is not counted); done counts jobs that succeeded.
+inline Throughput throughput(uint16_t port, const std::string& auth, const std::string& body, int clients,
+                             int seconds) {
+  return closed_loop(clients, seconds, [&]() -> std::function<Attempt()> {
+    auto h = std::make_shared<airlock::testing::HttpClient>(port, 120'000);
+    return [h, &auth, &body] {
+      auto r = h->request("POST", "/v1/jobs", body, {{"authorization", auth}});
+      if (r.status == 429) {
+        sleep_ms(20);
+        return Attempt{"", false, false};
+      }
+      std::string s = start_of(r);
+      return Attempt{s, s == "cold" || s == "warm" || s == "preloaded"};
+    };
+  });
+}
+
 // The same closed loop without any service: `clients` threads each start
 // `argv` (posix_spawn, stdio to /dev/null) and wait for it, one after another,
 // for `seconds`; done counts exits with status 0. With bwrap's command line
 // this is the machine's own ceiling for a sandboxed job, the baseline the
 // service's jobs/s is a ratio of, measured in the same run.
 inline Throughput spawn_throughput(const std::vector<std::string>& argv, int clients, int seconds) {
-  std::mutex mu;
-  Throughput t;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  char* env[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
-  double busy0 = machine_busy_s();
-  auto started = Clock::now();
-  auto until = started + std::chrono::seconds(seconds);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < clients; ++i) {
-    threads.emplace_back([&] {
-      posix_spawn_file_actions_t actions;
-      posix_spawn_file_actions_init(&actions);
-      for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
-      while (Clock::now() < until) {
-        pid_t pid = -1;
-        std::string s = "exit 0";
-        if (::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env) != 0) {
-          s = "spawn failed";
-        } else {
-          int status = 0;
-          while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-          }
-          if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) s = "failed";
-        }
-        std::lock_guard lock(mu);
-        ++t.starts[s];
-        if (s == "exit 0") ++t.done;
+  return closed_loop(clients, seconds, [&]() -> std::function<Attempt()> {
+    auto actions = std::shared_ptr<posix_spawn_file_actions_t>(new posix_spawn_file_actions_t,
+                                                                [](posix_spawn_file_actions_t* a) {
+                                                                  posix_spawn_file_actions_destroy(a);
+                                                                  delete a;
+                                                                });
+    posix_spawn_file_actions_init(actions.get());
+    for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(actions.get(), fd, "/dev/null", O_RDWR, 0);
+    return [actions, &args] {
+      static char path[] = "PATH=/usr/bin:/bin";
+      char* env[] = {path, nullptr};
+      pid_t pid = -1;
+      if (::posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(), env) != 0) return Attempt{"spawn failed"};
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      posix_spawn_file_actions_destroy(&actions);
-    });
-  }
-  for (auto& th : threads) th.join();
-  t.seconds = ms_since(started) / 1000;
-  t.cpu_s = machine_busy_s() - busy0;
-  return t;
+      bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      return Attempt{ok ? "exit 0" : "failed", ok};
+    };
+  });
 }
 
 }  // namespace airlock::bench

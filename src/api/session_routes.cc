@@ -129,7 +129,10 @@ void install_session_routes(api::HttpServer& server, JobService& jobs, SessionSe
 
   // Files of /workspace.
   api::RouteOptions upload;
-  upload.spool_body = true;
+  // On an API node the body goes on to the session's worker as it arrives
+  // (cluster/forward.h); one machine, or the worker, spools it.
+  upload.spool_body = cluster == nullptr;
+  upload.stream_body = cluster != nullptr;
   upload.max_body_bytes = jobs.config().max_upload_bytes;
   add(server, jobs, "PUT", "/v1/sessions/{id}/files",
       on_node([&, reply_to](const ExchangePtr& ex, const Caller& c) {

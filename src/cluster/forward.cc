@@ -6,9 +6,10 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "base/unique_fd.h"
 #include "cluster/forward_message.h"
@@ -19,21 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
-// The spooled body of an upload, read whole (it was bounded by the route's
-// max_body_bytes when it arrived).
-Result<std::string> read_spooled(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) return fail_errno("open the spooled body");
-  std::string out;
-  char buf[64 << 10];
-  while (true) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail_errno("read the spooled body");
-    if (n == 0) return out;
-    out.append(buf, static_cast<size_t>(n));
-  }
-}
+// One read from the node, and the most one write to the client queues.
+constexpr size_t kPieceBytes = 64 << 10;
 
 // A node address that is a name: its first address (a blocking lookup, on
 // the forwarding thread).
@@ -51,10 +39,6 @@ Result<std::string> resolve(const std::string& host) {
   ::inet_ntop(found->ai_family, addr, text, sizeof text);
   ::freeaddrinfo(found);
   return std::string(text);
-}
-
-bool timed_out(const std::string& error) {
-  return error.find("timed out") != std::string::npos || error.find("Timer expired") != std::string::npos;
 }
 
 }  // namespace
@@ -136,9 +120,7 @@ void Forwarder::stop() {
 void Forwarder::run(const std::shared_ptr<api::Exchange>& ex, const ForwardTarget& to, ForwardKind kind) {
   const api::HttpRequest& req = ex->request();
   auto unreachable = [&](const std::string& why) {
-    if (options_.log)
-      options_.log({{"event", "forward_failed"}, {"node", to.node_id}, {"address", to.address},
-                    {"method", req.method}, {"path", req.path}, {"error", why}});
+    log_failure(req, to, why);
     // The id, not the address: the address is the cluster's inside, and the
     // operator finds it from the id (/healthz lists the nodes).
     answer(ex, api::HttpResponse::error(502, "node_unreachable", "node " + to.node_id + " is unreachable"));
@@ -151,63 +133,131 @@ void Forwarder::run(const std::shared_ptr<api::Exchange>& ex, const ForwardTarge
     address->host = *ip;
   }
   auto headers = forwarded_headers(req, options_.node_key, options_.self_node_id);
+  if (kind == ForwardKind::kEvents) return run_events(ex, to, address->host, address->port, headers);
 
-  if (kind == ForwardKind::kEvents) {
-    api::HttpClient client(address->host, address->port, options_.connect_timeout_ms);
-    api::EventStream stream = client.open_events(req.target, headers);
-    if (stream.status() == 0) return unreachable(stream.error());
-    auto content_type = stream.headers().find("content-type");
-    bool events = stream.status() == 200 && content_type != stream.headers().end() &&
-                  content_type->second.starts_with("text/event-stream");
-    if (!events) {  // an error or a 204: a plain answer
-      api::HttpResponse r;
-      r.status = stream.status();
-      r.headers = answer_headers(stream.headers());
-      r.body = stream.read_rest(options_.connect_timeout_ms, 1 << 20);
-      return answer(ex, std::move(r));
-    }
-    if (options_.answered) options_.answered(200);
-    ex->start_events();
-    while (!ex->closed()) {
-      if (auto e = stream.next(1000)) {
-        ex->send_event(e->id, e->event, e->data);
-        continue;
+  // The upload: from the client's connection as it arrives (a streamed
+  // route), from its spool file, or the body in memory; each piece is read
+  // only when the node took the one before.
+  api::BodySource source;
+  UniqueFd spooled;
+  bool client_failed = false;
+  if (req.body_streamed) {
+    if (auto length = req.headers.find("content-length"); length != req.headers.end())
+      headers["Content-Length"] = length->second;  // else chunked, as the client sent it
+    source = [&](char* buf, size_t cap) -> Result<size_t> {
+      auto n = ex->read_body(buf, cap);
+      if (!n) client_failed = true;
+      return n;
+    };
+  } else if (!req.body_file.empty()) {
+    spooled = UniqueFd(::open(req.body_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!spooled) return answer(ex, api::HttpResponse::error(500, "internal", "open the spooled body"));
+    headers["Content-Length"] = std::to_string(req.body_bytes);
+    source = [&](char* buf, size_t cap) -> Result<size_t> {
+      while (true) {
+        ssize_t n = ::read(spooled.get(), buf, cap);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail_errno("read the spooled body");
+        return static_cast<size_t>(n);
       }
-      if (stream.ended()) break;
-      auto silent = std::chrono::steady_clock::now() - stream.last_bytes_at();
-      if (silent > std::chrono::milliseconds(options_.event_silence_ms)) break;  // a dead link
-    }
-    // Ended by the worker (or lost): the client resumes with Last-Event-ID.
-    stream.close();
-    ex->end_events();
-    return;
+    };
+  }
+  const bool from_memory = !source;
+  int timeout_ms = forward_timeout_ms(req, options_.base_timeout_ms);
+  auto late = [&] {
+    if (options_.log)
+      options_.log({{"event", "forward_timeout"}, {"node", to.node_id}, {"address", to.address},
+                    {"method", req.method}, {"path", req.path}, {"timeout_ms", timeout_ms}});
+    answer(ex, api::HttpResponse::error(504, "node_timeout", "node " + to.node_id + " did not answer within " +
+                                                                 std::to_string(timeout_ms / 1000) + " s"));
+  };
+  api::HttpClient client(address->host, address->port, timeout_ms);
+  api::ResponseReader res = client.open(req.method, req.target, headers, from_memory ? req.body : "", source);
+  if (res.status() == 0) {
+    // The client left mid-upload, or sent a body the route refuses (the server answered it).
+    if (client_failed) return;
+    if (res.timed_out()) return late();
+    return unreachable(res.error());
   }
 
-  std::string body = req.body;
-  if (!req.body_file.empty()) {
-    auto spooled = read_spooled(req.body_file);
-    if (!spooled) return answer(ex, api::HttpResponse::error(500, "internal", spooled.error().message()));
-    body = std::move(*spooled);
-  }
-  int timeout_ms = forward_timeout_ms(req, options_.base_timeout_ms);
-  api::HttpClient client(address->host, address->port, timeout_ms);
-  api::Response res = client.request(req.method, req.target, body, headers);
-  if (res.status == 0) {
-    if (timed_out(res.error) && !res.error.starts_with("connect:")) {
-      if (options_.log)
-        options_.log({{"event", "forward_timeout"}, {"node", to.node_id}, {"address", to.address},
-                      {"method", req.method}, {"path", req.path}, {"timeout_ms", timeout_ms}});
-      return answer(ex, api::HttpResponse::error(504, "node_timeout", "node " + to.node_id + " did not answer within " +
-                                                                          std::to_string(timeout_ms / 1000) + " s"));
+  api::HttpResponse head;
+  head.status = res.status();
+  head.headers = answer_headers(res.headers());
+  const size_t buffer_bytes = std::max<size_t>(options_.buffer_bytes, 4096);
+  std::vector<char> piece(std::min<size_t>(kPieceBytes, buffer_bytes / 2));
+  auto length = res.content_length();
+  if (res.done() || (length && *length <= buffer_bytes)) {  // small: passed on whole
+    while (!res.done()) {
+      auto n = res.read_some(piece.data(), piece.size(), timeout_ms);
+      if (!n) return res.timed_out() ? late() : unreachable(n.error().message());
+      head.body.append(piece.data(), *n);
     }
-    return unreachable(res.error);
+    return answer(ex, std::move(head));
   }
-  if (res.body.size() > options_.max_answer_bytes) return unreachable("answer larger than max_answer_bytes");
-  api::HttpResponse r;
-  r.status = res.status;
-  r.headers = answer_headers(res.headers);
-  r.body = std::move(res.body);
-  answer(ex, std::move(r));
+  // Large or of unknown length: passed on as it comes, read from the node only
+  // as fast as the client takes it, never more than buffer_bytes held here.
+  if (options_.answered) options_.answered(head.status);
+  ex->start_body(std::move(head), length);
+  while (true) {
+    if (!ex->wait_writable(buffer_bytes - piece.size())) return res.close();  // the client left
+    auto n = res.read_some(piece.data(), piece.size(), timeout_ms);
+    if (!n) {
+      // The status is out: the client sees a cut answer (short of its length, or unended chunks).
+      log_failure(req, to, "the answer broke off: " + n.error().message());
+      return ex->end_body(false);
+    }
+    if (*n == 0) return ex->end_body(true);
+    ex->write_body(std::string_view(piece.data(), *n));
+  }
+}
+
+void Forwarder::run_events(const std::shared_ptr<api::Exchange>& ex, const ForwardTarget& to, const std::string& host,
+                           uint16_t port, const std::map<std::string, std::string>& headers) {
+  const api::HttpRequest& req = ex->request();
+  api::HttpClient client(host, port, options_.connect_timeout_ms);
+  api::EventStream stream = client.open_events(req.target, headers);
+  if (stream.status() == 0) {
+    log_failure(req, to, stream.error());
+    return answer(ex, api::HttpResponse::error(502, "node_unreachable", "node " + to.node_id + " is unreachable"));
+  }
+  auto content_type = stream.headers().find("content-type");
+  bool events = stream.status() == 200 && content_type != stream.headers().end() &&
+                content_type->second.starts_with("text/event-stream");
+  if (!events) {  // an error or a 204: a plain answer
+    api::HttpResponse r;
+    r.status = stream.status();
+    r.headers = answer_headers(stream.headers());
+    r.body = stream.read_rest(options_.connect_timeout_ms, 1 << 20);
+    return answer(ex, std::move(r));
+  }
+  if (options_.answered) options_.answered(200);
+  ex->start_events();
+  // Events are passed on as they arrive; while the client has buffer_bytes
+  // unread, nothing more is read from the node (it keeps what comes meanwhile,
+  // and ends a stream that falls too far behind; the client resumes).
+  auto resumed = std::chrono::steady_clock::now();
+  while (!ex->closed()) {
+    auto before = std::chrono::steady_clock::now();
+    if (!ex->wait_writable(options_.buffer_bytes)) break;
+    auto now = std::chrono::steady_clock::now();
+    if (now - before > std::chrono::milliseconds(100)) resumed = now;  // the client's pace, not the node's silence
+    if (auto e = stream.next(1000)) {
+      ex->send_event(e->id, e->event, e->data);
+      continue;
+    }
+    if (stream.ended()) break;
+    auto silent = std::chrono::steady_clock::now() - std::max(stream.last_bytes_at(), resumed);
+    if (silent > std::chrono::milliseconds(options_.event_silence_ms)) break;  // a dead link
+  }
+  // Ended by the worker (or lost): the client resumes with Last-Event-ID.
+  stream.close();
+  ex->end_events();
+}
+
+void Forwarder::log_failure(const api::HttpRequest& req, const ForwardTarget& to, const std::string& why) {
+  if (options_.log)
+    options_.log({{"event", "forward_failed"}, {"node", to.node_id}, {"address", to.address},
+                  {"method", req.method}, {"path", req.path}, {"error", why}});
 }
 
 }  // namespace airlock::cluster

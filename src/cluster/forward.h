@@ -4,6 +4,11 @@
 // worker's answer streamed back: status, headers and body, or Server-Sent
 // Events one by one as they arrive, until either side closes.
 //
+// Both ways with backpressure: an upload is read from the client only as fast
+// as the worker takes it, an answer from the worker only as fast as the client
+// takes it, so a forwarded request holds at most `buffer_bytes` of either
+// (plus one 64 KiB piece in flight), whatever the size of the file.
+//
 // Each forwarded request runs on a thread of its own (the HTTP client is
 // synchronous), at most `max_in_flight` at once; more get 503. A forwarded
 // event stream holds its thread for as long as the client listens, so the
@@ -14,6 +19,7 @@
 #include <cstddef>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,7 +46,10 @@ struct ForwarderOptions {
   int base_timeout_ms = 60'000;     // plus the request's own wait_s (forward_message.h)
   int connect_timeout_ms = 5'000;   // also for an event stream's response header
   int event_silence_ms = 60'000;    // several of the worker's keep-alive intervals
-  uint64_t max_answer_bytes = 256ull << 20;  // a larger plain answer is 502 (it is held in memory)
+  // What one forwarded request holds of the answer at most: an answer this
+  // small (by its Content-Length) is read whole, a larger one is passed on as
+  // it comes, with at most this much not yet taken by the client.
+  size_t buffer_bytes = 256 << 10;
   // Told of every answer sent (its status), for the metrics; may be empty.
   std::function<void(int status)> answered;
   // One JSON object per failure to reach a node (it names the address); may be empty.
@@ -55,8 +64,10 @@ class Forwarder {
   Forwarder& operator=(const Forwarder&) = delete;
 
   // Answers `ex` with the node's answer, later, from a thread of its own.
-  // Errors, answered here: 502 node_unreachable (no connection, or it broke
-  // before a whole answer), 504 node_timeout (no answer in time), 503 busy
+  // A route that streams its request body (RouteOptions::stream_body) has
+  // it passed on as it arrives. Errors, answered here: 502 node_unreachable
+  // (no connection, or it broke before the answer's status; after that the
+  // client's answer is cut), 504 node_timeout (no answer in time), 503 busy
   // (max_in_flight reached, or stopping). Both name the node by id only.
   void send(std::shared_ptr<api::Exchange> ex, const ForwardTarget& to, ForwardKind kind);
 
@@ -83,6 +94,9 @@ class Forwarder {
     std::atomic<bool> done{false};
   };
   void run(const std::shared_ptr<api::Exchange>& ex, const ForwardTarget& to, ForwardKind kind);
+  void run_events(const std::shared_ptr<api::Exchange>& ex, const ForwardTarget& to, const std::string& host,
+                  uint16_t port, const std::map<std::string, std::string>& headers);
+  void log_failure(const api::HttpRequest& req, const ForwardTarget& to, const std::string& why);
   // Starts `work` on a flight of its own, or answers 503.
   void launch(const std::shared_ptr<api::Exchange>& ex, std::function<void()> work);
   void answer(const std::shared_ptr<api::Exchange>& ex, api::HttpResponse r);

@@ -6,10 +6,12 @@
 #include <array>
 #include <chrono>
 #include <limits>
+#include <vector>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
@@ -64,10 +66,11 @@ std::map<std::string, std::string> header_map(const Fields& fields) {
   return out;
 }
 
-http::request<http::string_body> make_request(const std::string& host, const std::string& method,
-                                              const std::string& target, const std::string& body,
-                                              const std::map<std::string, std::string>& headers) {
-  http::request<http::string_body> req;
+// Method, target, Host and `headers` (as given); true if they frame the body
+// (Content-Length or Transfer-Encoding).
+template <class Body>
+bool fill_request(http::request<Body>& req, const std::string& host, const std::string& method,
+                  const std::string& target, const std::map<std::string, std::string>& headers) {
   req.version(11);
   http::verb verb = http::string_to_verb(method);
   if (verb == http::verb::unknown) {
@@ -84,6 +87,14 @@ http::request<http::string_body> make_request(const std::string& host, const std
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (lower == "content-length" || lower == "transfer-encoding") framed = true;
   }
+  return framed;
+}
+
+http::request<http::string_body> make_request(const std::string& host, const std::string& method,
+                                              const std::string& target, const std::string& body,
+                                              const std::map<std::string, std::string>& headers) {
+  http::request<http::string_body> req;
+  bool framed = fill_request(req, host, method, target, headers);
   req.body() = body;
   if (!framed && (!body.empty() || method == "POST" || method == "PUT")) {
     req.content_length(body.size());
@@ -185,6 +196,85 @@ void EventStream::close() {
   impl_->socket.shutdown(tcp::socket::shutdown_both, ec);
   impl_->socket.close(ec);
   impl_->ended = true;
+}
+
+// ------------------------------------------------------- streamed answers
+
+struct ResponseReader::Impl {
+  net::io_context ioc;
+  tcp::socket socket{ioc};
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string error;
+  bool timed_out = false;
+  bool source_failed = false;
+  bool done = false;
+  bool broken = false;  // a read failed: nothing more can be read
+};
+
+ResponseReader::ResponseReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ResponseReader::ResponseReader(ResponseReader&&) noexcept = default;
+ResponseReader& ResponseReader::operator=(ResponseReader&&) noexcept = default;
+ResponseReader::~ResponseReader() { close(); }
+
+int ResponseReader::status() const { return impl_ ? impl_->status : 0; }
+
+const std::map<std::string, std::string>& ResponseReader::headers() const {
+  static const std::map<std::string, std::string> kNone;
+  return impl_ ? impl_->headers : kNone;
+}
+
+const std::string& ResponseReader::error() const {
+  static const std::string kNone;
+  return impl_ ? impl_->error : kNone;
+}
+
+bool ResponseReader::timed_out() const { return impl_ && impl_->timed_out; }
+bool ResponseReader::body_source_failed() const { return impl_ && impl_->source_failed; }
+bool ResponseReader::done() const { return !impl_ || impl_->done; }
+
+std::optional<uint64_t> ResponseReader::content_length() const {
+  if (!impl_ || impl_->status == 0) return std::nullopt;
+  auto n = impl_->parser.content_length();
+  return n ? std::optional<uint64_t>(*n) : std::nullopt;
+}
+
+Result<size_t> ResponseReader::read_some(char* buf, size_t cap, int timeout_ms) {
+  if (!impl_ || impl_->status == 0) return fail(ErrorKind::kUnavailable, "no response");
+  Impl& s = *impl_;
+  if (s.done) return 0;
+  if (s.broken) return fail(ErrorKind::kUnavailable, s.error);
+  if (cap == 0) return fail(ErrorKind::kInvalid, "read_some: no room");
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    s.parser.get().body().data = buf;
+    s.parser.get().body().size = cap;
+    beast::error_code ec = run_op(s.ioc, s.socket, std::max<int>(0, static_cast<int>(left.count())), [&](auto h) {
+      http::async_read_some(s.socket, s.buffer, s.parser, std::move(h));
+    });
+    size_t got = cap - s.parser.get().body().size;
+    if (ec == http::error::need_buffer) ec = {};
+    if (!ec && s.parser.is_done()) s.done = true;
+    if (ec) {
+      s.broken = true;
+      s.timed_out = ec == net::error::timed_out;
+      s.error = "read: " + ec.message();
+    }
+    if (got > 0) return got;  // an error is reported by the next call
+    if (s.done) return 0;
+    if (ec) return fail(s.timed_out ? ErrorKind::kUnavailable : ErrorKind::kInternal, s.error);
+    // Only framing (a chunk header) came: read on.
+  }
+}
+
+void ResponseReader::close() {
+  if (!impl_) return;
+  beast::error_code ec;
+  impl_->socket.shutdown(tcp::socket::shutdown_both, ec);
+  impl_->socket.close(ec);
 }
 
 // ---------------------------------------------------------------- client
@@ -303,6 +393,70 @@ EventStream HttpClient::open_events(const std::string& target,
   s->headers = header_map(s->parser.get());
   if (s->parser.is_done()) s->ended = true;
   return EventStream(std::move(s));
+}
+
+ResponseReader HttpClient::open(const std::string& method, const std::string& target,
+                                const std::map<std::string, std::string>& headers, std::string_view body,
+                                const BodySource& source) {
+  auto s = std::make_unique<ResponseReader::Impl>();
+  s->parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // not boost::none (Beast 1.74)
+  s->parser.header_limit(1 << 20);
+  const int timeout_ms = impl_->timeout_ms;
+  if (auto ec = connect(s->ioc, s->socket, impl_->host, impl_->port, timeout_ms)) {
+    s->error = "connect: " + ec.message();  // not timed_out(): the server was not reached
+    return ResponseReader(std::move(s));
+  }
+  http::request<http::empty_body> req;
+  bool framed = fill_request(req, impl_->host, method, target, headers);
+  bool chunked = false;
+  if (!framed) {
+    if (source) {
+      req.chunked(true);
+      chunked = true;
+    } else if (!body.empty() || method == "POST" || method == "PUT") {
+      req.content_length(body.size());
+    }
+  } else {
+    chunked = req.chunked();
+  }
+  http::request_serializer<http::empty_body> serializer(req);
+  auto write = [&](const auto& buffers) {
+    return run_op(s->ioc, s->socket, timeout_ms,
+                  [&](auto h) { net::async_write(s->socket, buffers, std::move(h)); });
+  };
+  beast::error_code write_ec = run_op(s->ioc, s->socket, timeout_ms, [&](auto h) {
+    http::async_write_header(s->socket, serializer, std::move(h));
+  });
+  if (!write_ec && !body.empty())
+    write_ec = chunked ? write(http::make_chunk(net::buffer(body.data(), body.size())))
+                       : write(net::buffer(body.data(), body.size()));
+  if (!write_ec && source) {
+    std::vector<char> piece(64 << 10);
+    while (!write_ec) {
+      auto n = source(piece.data(), piece.size());
+      if (!n) {
+        s->error = "request body: " + n.error().message();
+        s->source_failed = true;
+        return ResponseReader(std::move(s));  // closed without an end: the server sees a cut body
+      }
+      if (*n == 0) break;
+      write_ec = chunked ? write(http::make_chunk(net::buffer(piece.data(), *n))) : write(net::buffer(piece.data(), *n));
+    }
+  }
+  if (!write_ec && chunked) write_ec = write(http::make_chunk_last());
+  // Even after a failed write the server may have answered (413 mid-body).
+  beast::error_code ec = run_op(s->ioc, s->socket, timeout_ms, [&](auto h) {
+    http::async_read_header(s->socket, s->buffer, s->parser, std::move(h));
+  });
+  if (ec) {
+    s->timed_out = ec == net::error::timed_out && !write_ec;
+    s->error = (write_ec ? "write: " + write_ec.message() + "; read: " : "read: ") + ec.message();
+    return ResponseReader(std::move(s));
+  }
+  s->status = static_cast<int>(s->parser.get().result_int());
+  s->headers = header_map(s->parser.get());
+  s->done = s->parser.is_done();
+  return ResponseReader(std::move(s));
 }
 
 }  // namespace airlock::api

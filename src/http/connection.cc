@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <random>
@@ -98,6 +99,7 @@ void ExchangeState::finish(bool connection_closed) {
     pending.clear();
     run.swap(callbacks);
   }
+  changed.notify_all();
   for (auto& callback : run) {
     try {
       callback();
@@ -105,6 +107,17 @@ void ExchangeState::finish(bool connection_closed) {
       // A callback's failure must not take the I/O thread down.
     }
   }
+}
+
+void ExchangeState::deliver(std::string bytes, bool end, std::string error) {
+  {
+    std::lock_guard lock(mutex);
+    piece = std::move(bytes);
+    body_end = body_end || end;
+    if (piece_error.empty()) piece_error = std::move(error);
+    piece_ready = true;
+  }
+  changed.notify_all();
 }
 
 // ---------------------------------------------------------------- Exchange
@@ -125,8 +138,9 @@ ExchangeImpl::~ExchangeImpl() {
     if (!state_->answered) {
       state_->answered = true;
       unanswered = true;
-    } else if (state_->streaming && !state_->ended) {
+    } else if ((state_->streaming || state_->body) && !state_->ended) {
       state_->ended = true;
+      state_->cut = state_->body;  // a body released without end_body() is not whole
       unended = !state_->flush_posted;
       state_->flush_posted = true;
     }
@@ -201,6 +215,83 @@ void ExchangeImpl::end_events() {
   if (post) connection_->flush_from(state_);
 }
 
+void ExchangeImpl::start_body(HttpResponse head, std::optional<uint64_t> length) {
+  {
+    std::lock_guard lock(state_->mutex);
+    if (state_->answered || state_->over) return;
+    state_->answered = true;
+    state_->body = true;
+  }
+  connection_->start_body_from(state_, std::move(head), length);
+}
+
+void ExchangeImpl::write_body(std::string_view bytes) {
+  if (bytes.empty()) return;
+  bool post = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    if (!state_->body || state_->ended || state_->over) return;
+    state_->pending.append(bytes);
+    post = !state_->flush_posted;
+    state_->flush_posted = true;
+  }
+  if (post) connection_->flush_from(state_);
+}
+
+void ExchangeImpl::end_body(bool complete) {
+  bool post = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    if (!state_->body || state_->ended || state_->over) return;
+    state_->ended = true;
+    state_->cut = !complete;
+    post = !state_->flush_posted;
+    state_->flush_posted = true;
+  }
+  if (post) connection_->flush_from(state_);
+}
+
+bool ExchangeImpl::wait_writable(size_t max_unsent) {
+  std::unique_lock lock(state_->mutex);
+  while (true) {
+    if (state_->over) return !state_->closed.load();
+    if (state_->pending.size() + state_->in_flight <= max_unsent) return true;
+    // Woken by every completed write; the timeout only re-checks a server
+    // that stopped (its queued work is dropped, so no write completes).
+    state_->changed.wait_for(lock, std::chrono::seconds(1));
+    lock.unlock();
+    bool stopped = connection_->server_stopped();
+    lock.lock();
+    if (stopped) return false;
+  }
+}
+
+Result<size_t> ExchangeImpl::read_body(char* buf, size_t cap) {
+  if (!request_.body_streamed) return 0;  // no body (or one already read: request().body)
+  {
+    std::lock_guard lock(state_->mutex);
+    if (!state_->piece_error.empty()) return fail(ErrorKind::kUnavailable, state_->piece_error);
+    if (state_->body_end) return 0;
+    if (state_->over) return fail(ErrorKind::kUnavailable, "the client closed the connection");
+    state_->piece_ready = false;
+  }
+  connection_->read_body_from(state_, std::max<size_t>(1, std::min(cap, kFileChunk)));
+  std::unique_lock lock(state_->mutex);
+  while (!state_->piece_ready && !state_->over) {
+    state_->changed.wait_for(lock, std::chrono::seconds(1));
+    lock.unlock();
+    bool stopped = connection_->server_stopped();
+    lock.lock();
+    if (stopped) break;
+  }
+  if (!state_->piece_ready) return fail(ErrorKind::kUnavailable, "the client closed the connection");
+  if (!state_->piece_error.empty()) return fail(ErrorKind::kUnavailable, state_->piece_error);
+  size_t n = std::min(cap, state_->piece.size());
+  std::memcpy(buf, state_->piece.data(), n);
+  state_->piece.clear();
+  return n;
+}
+
 void ExchangeImpl::on_close(std::function<void()> callback) {
   {
     std::lock_guard lock(state_->mutex);
@@ -253,7 +344,9 @@ void Connection::respond_from(std::shared_ptr<ExchangeState> state, HttpResponse
                         response = std::move(response), error = std::move(error)]() mutable {
     if (state != self->current_ || self->phase_ != Phase::kHandling) return;
     if (!error.empty() && self->info_.error.empty()) self->info_.error = error;
-    self->send(std::move(response), !self->info_.keep_alive, false);
+    // A streamed request body not read to its end: its rest is read and dropped, then close.
+    bool unread = self->body_streaming_;
+    self->send(std::move(response), !self->info_.keep_alive || unread, unread);
   });
 }
 
@@ -266,9 +359,30 @@ void Connection::start_events_from(std::shared_ptr<ExchangeState> state) {
 
 void Connection::flush_from(std::shared_ptr<ExchangeState> state) {
   core_->post(strand_, [self = shared_from_this(), state = std::move(state)] {
-    if (state != self->current_ || self->phase_ != Phase::kEvents) return;
-    self->pump_events();
+    if (state != self->current_) return;
+    if (self->phase_ == Phase::kEvents) self->pump_events();
+    if (self->phase_ == Phase::kStreaming) self->pump_body();
   });
+}
+
+void Connection::start_body_from(std::shared_ptr<ExchangeState> state, HttpResponse head,
+                                 std::optional<uint64_t> length) {
+  core_->post(strand_, [self = shared_from_this(), state = std::move(state), head = std::move(head), length]() mutable {
+    if (state != self->current_ || self->phase_ != Phase::kHandling) return;
+    self->start_body(std::move(head), length);
+  });
+}
+
+void Connection::read_body_from(std::shared_ptr<ExchangeState> state, size_t cap) {
+  bool posted = core_->post(strand_, [self = shared_from_this(), state, cap] {
+    self->read_body_piece(state, cap);
+  });
+  if (!posted) state->deliver("", false, "the server is stopping");
+}
+
+bool Connection::server_stopped() const {
+  std::lock_guard lock(core_->mutex);
+  return core_->stopped;
 }
 
 void Connection::close_from(const char* reason) {
@@ -304,6 +418,7 @@ void Connection::arm(int ms) {
       case Phase::kBody: reason = "body timeout"; break;
       default: reason = "write timeout (the client does not read)"; break;
     }
+    if (self->phase_ == Phase::kHandling && self->body_streaming_) reason = "body timeout";
     self->close(reason);
   });
 }
@@ -336,7 +451,7 @@ void Connection::close(const char* reason) {
   socket_.close(ec);
   file_.reset();
   bool mid_request = was == Phase::kHeader || was == Phase::kBody || was == Phase::kHandling ||
-                     was == Phase::kResponding || was == Phase::kEvents;
+                     was == Phase::kResponding || was == Phase::kEvents || was == Phase::kStreaming;
   if (mid_request && (info_.started || was == Phase::kHeader) && info_.error.empty()) {
     info_.error = reason;
   }
@@ -382,6 +497,8 @@ void Connection::next_request() {
   header_parser_.reset();
   string_parser_.reset();
   file_parser_.reset();
+  body_parser_.reset();
+  body_streaming_ = false;
   if (buffer_.size() > 0) {  // a pipelined request is already here
     arm(core_->options.header_timeout_ms);
     rearm_on_first_byte_ = false;
@@ -428,7 +545,8 @@ void Connection::on_read_some(beast::error_code ec, size_t n) {
     read_header();
     return;
   }
-  if (phase_ != Phase::kHandling && phase_ != Phase::kResponding && phase_ != Phase::kEvents) {
+  if (phase_ != Phase::kHandling && phase_ != Phase::kResponding && phase_ != Phase::kEvents &&
+      phase_ != Phase::kStreaming) {
     return;  // not a watch read (cannot happen; keeps a second read from starting)
   }
   if (ec) {  // a handler is working or a response is going out
@@ -584,6 +702,16 @@ void Connection::read_body() {
     self->reading_ = false;
     self->on_body(ec);
   };
+  if (options.stream_body) {  // the handler reads it (read_body), under the body timeout armed above
+    body_parser_.emplace(std::move(*header_parser_));
+    header_parser_.reset();
+    body_parser_->body_limit(options.max_body_bytes);
+    request_.body_streamed = true;
+    request_.body_bytes = body_parser_->content_length().value_or(0);
+    body_streaming_ = !body_parser_->is_done();
+    dispatch();
+    return;
+  }
   reading_ = true;
   if (options.spool_body) {
     file_parser_.emplace(std::move(*header_parser_));
@@ -649,13 +777,14 @@ void Connection::on_body(beast::error_code ec) {
 
 void Connection::dispatch() {
   phase_ = Phase::kHandling;
-  disarm();
+  if (!body_streaming_) disarm();  // a streamed body keeps its deadline until its end
   current_ = std::make_shared<ExchangeState>();
   auto exchange =
       std::make_shared<ExchangeImpl>(shared_from_this(), current_, spool_, std::move(request_));
   request_ = HttpRequest{};
   // Keep reading: a client that goes away is noticed while the handler works.
-  if (!reading_ && buffer_.size() < max_buffered(core_->options)) read_some();
+  // (Not while the handler reads a streamed body: its reads notice that.)
+  if (!body_streaming_ && !reading_ && buffer_.size() < max_buffered(core_->options)) read_some();
   try {
     core_->routes[route_].handler(exchange);
   } catch (const std::exception& e) {
@@ -838,9 +967,15 @@ void Connection::pump_events() {
     std::lock_guard lock(current_->mutex);
     data.swap(current_->pending);
     current_->flush_posted = false;
+    current_->in_flight = data.size();
     end = current_->ended;
   }
-  auto done = [self = shared_from_this()](beast::error_code ec, size_t n, bool last) {
+  auto done = [self = shared_from_this(), state = current_](beast::error_code ec, size_t n, bool last) {
+    {
+      std::lock_guard lock(state->mutex);
+      state->in_flight = 0;
+    }
+    state->changed.notify_all();
     if (!self->write_completed(ec, n, "client closed the event stream")) return;
     self->disarm();
     if (last) {
@@ -882,6 +1017,165 @@ void Connection::arm_keepalive() {
     }
     self->pump_events();
   });
+}
+
+}  // namespace airlock::api
+
+namespace airlock::api {
+
+// ------------------------------------------------- streamed response bodies
+
+void Connection::start_body(HttpResponse head, std::optional<uint64_t> length) {
+  bool unread = body_streaming_;  // the request body's rest is dropped after the answer
+  phase_ = Phase::kStreaming;
+  close_after_ = !info_.keep_alive || unread;
+  linger_after_ = unread;
+  head_ = std::make_shared<http::response<http::empty_body>>();
+  fill_headers(*head_, head);
+  if (info_.status == 204 || info_.status == 304) length = 0;  // no body, and no length header either
+  else if (length) head_->content_length(*length);
+  else head_->chunked(true);
+  body_length_ = length;
+  body_sent_ = 0;
+  head_serializer_ = std::make_shared<http::response_serializer<http::empty_body>>(*head_);
+  arm(core_->options.idle_timeout_ms);
+  writing_ = true;
+  http::async_write_header(socket_, *head_serializer_, [self = shared_from_this()](beast::error_code ec, size_t n) {
+    if (!self->write_completed(ec, n, "client closed during the response")) return;
+    self->disarm();
+    self->pump_body();
+  });
+}
+
+// Writes what the handler queued, one write at a time, each under the idle
+// deadline (a client that stops reading is cut); then the end, or the cut.
+void Connection::pump_body() {
+  if (writing_ || phase_ != Phase::kStreaming || !current_) return;
+  std::string data;
+  bool end, cut;
+  {
+    std::lock_guard lock(current_->mutex);
+    data.swap(current_->pending);
+    current_->flush_posted = false;
+    current_->in_flight = data.size();
+    end = current_->ended;
+    cut = current_->cut;
+  }
+  if (body_length_ && data.size() > *body_length_ - body_sent_) {
+    data.resize(*body_length_ - body_sent_);  // more than the declared length is dropped
+    if (info_.error.empty()) info_.error = "the streamed body was longer than its length";
+  }
+  if (!data.empty()) {
+    auto text = std::make_shared<std::string>(std::move(data));
+    body_sent_ += text->size();
+    auto done = [self = shared_from_this(), state = current_, text](beast::error_code ec, size_t n) {
+      {
+        std::lock_guard lock(state->mutex);
+        state->in_flight = 0;
+      }
+      state->changed.notify_all();
+      if (!self->write_completed(ec, n, "client closed during the response")) return;
+      self->disarm();
+      self->pump_body();
+    };
+    arm(core_->options.idle_timeout_ms);
+    writing_ = true;
+    if (body_length_) {
+      net::async_write(socket_, net::buffer(*text), std::move(done));
+    } else {
+      net::async_write(socket_, http::make_chunk(net::buffer(*text)), std::move(done));
+    }
+    return;
+  }
+  current_->changed.notify_all();
+  if (!end) return;
+  if (cut || (body_length_ && body_sent_ < *body_length_)) {
+    // The Content-Length (or the chunking) promised more: the only honest end is a cut.
+    if (info_.error.empty()) info_.error = "the streamed body ended early";
+    close("the streamed body ended early");
+    return;
+  }
+  if (body_length_) {
+    on_response_written();
+    return;
+  }
+  arm(core_->options.idle_timeout_ms);
+  writing_ = true;
+  net::async_write(socket_, http::make_chunk_last(), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    if (!self->write_completed(ec, n, "client closed during the response")) return;
+    self->on_response_written();
+  });
+}
+
+// ---------------------------------------------------- streamed request bodies
+
+void Connection::read_body_piece(std::shared_ptr<ExchangeState> state, size_t cap) {
+  if (phase_ == Phase::kClosed) return state->deliver("", false, "the client closed the connection");
+  if (state != current_ || !body_parser_) return state->deliver("", false, "the exchange is over");
+  if (body_parser_->is_done()) return state->deliver("", true, "");
+  if (reading_ || !body_streaming_) return state->deliver("", false, "the request body is not being read");
+  body_piece_.resize(cap);
+  body_parser_->get().body().data = body_piece_.data();
+  body_parser_->get().body().size = body_piece_.size();
+  body_parser_->get().body().more = true;
+  reading_ = true;
+  http::async_read_some(socket_, buffer_, *body_parser_,
+                        [self = shared_from_this(), state = std::move(state)](beast::error_code ec, size_t) {
+                          self->on_body_piece(state, ec);
+                        });
+}
+
+void Connection::on_body_piece(std::shared_ptr<ExchangeState> state, beast::error_code ec) {
+  reading_ = false;
+  size_t got = body_piece_.size() - body_parser_->get().body().size;
+  if (phase_ == Phase::kClosed) return state->deliver("", false, "the client closed the connection");
+  if (phase_ == Phase::kLinger) {  // answered already: the rest is dropped
+    state->deliver("", false, "the exchange is over");
+    lingered_bytes_ += got + buffer_.size();
+    buffer_.clear();
+    if (ec || lingered_bytes_ > kLingerBytes) {
+      close("linger over");
+    } else {
+      read_some();
+    }
+    return;
+  }
+  if (ec == http::error::need_buffer) ec = {};
+  info_.bytes_in += got;
+  if (ec == http::error::body_limit) {
+    state->deliver("", false, "the request body is larger than the route allows");
+    if (phase_ != Phase::kHandling) return close("request body too large");
+    body_streaming_ = false;
+    {
+      std::lock_guard lock(state->mutex);
+      state->answered = true;
+    }
+    reply_error(413, "body_too_large",
+                "request body larger than " + std::to_string(core_->routes[route_].options.max_body_bytes) + " bytes",
+                true);
+    return;
+  }
+  if (ec) {
+    state->deliver("", false, client_gone(ec) ? "the client closed during the body" : "malformed request body");
+    if (client_gone(ec) || phase_ != Phase::kHandling) return close("client closed during the body");
+    body_streaming_ = false;
+    {
+      std::lock_guard lock(state->mutex);
+      state->answered = true;
+    }
+    reply_error(400, "bad_request", "malformed request body: " + ec.message(), true);
+    return;
+  }
+  bool end = body_parser_->is_done();
+  if (got == 0 && !end) return read_body_piece(std::move(state), body_piece_.size());  // only framing came
+  if (end && body_streaming_) {
+    body_streaming_ = false;
+    if (phase_ == Phase::kHandling) {
+      disarm();  // the body is in: the handler decides how long it takes now
+      if (buffer_.size() < max_buffered(core_->options)) read_some();  // notice a client that leaves
+    }
+  }
+  state->deliver(std::string(body_piece_.data(), got), end, "");
 }
 
 }  // namespace airlock::api

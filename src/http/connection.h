@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -93,14 +94,26 @@ struct SpoolFile {
 // What an exchange shares with its connection across threads.
 struct ExchangeState {
   std::mutex mutex;
-  bool answered = false;   // respond() or start_events() called
+  std::condition_variable changed;  // a write completed, a body piece arrived, or over
+  bool answered = false;   // respond(), start_events() or start_body() called
   bool streaming = false;  // start_events() called
-  bool ended = false;      // end_events() called
+  bool body = false;       // start_body() called
+  bool ended = false;      // end_events() or end_body() called
+  bool cut = false;        // end_body(false): close instead of ending the body
   bool over = false;       // finished or closed; callbacks ran
   bool flush_posted = false;
-  std::string pending;  // framed events not yet written
+  std::string pending;    // framed events, or bytes of the streamed body, not yet written
+  size_t in_flight = 0;   // bytes of `pending` the connection is writing now
   std::vector<std::function<void()>> callbacks;
   std::atomic<bool> closed{false};
+
+  // A streamed request body (RouteOptions::stream_body): the piece read_body asked for.
+  bool piece_ready = false;
+  bool body_end = false;  // the whole request body was read
+  std::string piece;
+  std::string piece_error;
+  // Hands the piece (or an error) to the thread waiting in read_body.
+  void deliver(std::string bytes, bool end, std::string error);
 
   // Marks the exchange over and runs the callbacks (outside the lock).
   void finish(bool connection_closed);
@@ -120,6 +133,11 @@ class ExchangeImpl final : public Exchange {
   void end_events() override;
   bool closed() const override { return state_->closed.load(); }
   void on_close(std::function<void()> callback) override;
+  void start_body(HttpResponse head, std::optional<uint64_t> length) override;
+  void write_body(std::string_view bytes) override;
+  void end_body(bool complete) override;
+  bool wait_writable(size_t max_unsent) override;
+  Result<size_t> read_body(char* buf, size_t cap) override;
 
  private:
   std::shared_ptr<Connection> connection_;
@@ -151,10 +169,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start_events_from(std::shared_ptr<ExchangeState> state);
   void flush_from(std::shared_ptr<ExchangeState> state);
   void close_from(const char* reason);
+  void start_body_from(std::shared_ptr<ExchangeState> state, HttpResponse head, std::optional<uint64_t> length);
+  // Reads the next piece of a streamed request body (at most `cap` bytes) and
+  // delivers it to `state`.
+  void read_body_from(std::shared_ptr<ExchangeState> state, size_t cap);
   uint64_t max_event_backlog() const { return core_->options.max_event_backlog_bytes; }
+  bool server_stopped() const;
 
  private:
-  enum class Phase { kIdle, kHeader, kBody, kHandling, kResponding, kEvents, kLinger, kClosed };
+  // kStreaming: a body the handler writes piece by piece (start_body).
+  enum class Phase { kIdle, kHeader, kBody, kHandling, kResponding, kEvents, kStreaming, kLinger, kClosed };
 
   // Per request, for the access log and the response.
   struct Info {
@@ -192,6 +216,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_response_written();
   void start_events();
   void pump_events();
+  void start_body(HttpResponse head, std::optional<uint64_t> length);
+  void pump_body();
+  void read_body_piece(std::shared_ptr<ExchangeState> state, size_t cap);
+  void on_body_piece(std::shared_ptr<ExchangeState> state, beast::error_code ec);
   void arm_keepalive();
   void finish_request(bool connection_closed);
   void log_request();
@@ -224,6 +252,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> string_parser_;
   std::optional<http::request_parser<http::file_body>> file_parser_;
+  // A streamed request body: its parser, and whether the handler still reads it.
+  std::optional<http::request_parser<http::buffer_body>> body_parser_;
+  bool body_streaming_ = false;
+  std::string body_piece_;
   size_t route_ = 0;
   HttpRequest request_;
   Info info_;
@@ -235,6 +267,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   UniqueFd file_;
   std::shared_ptr<http::response<http::empty_body>> head_;
   std::shared_ptr<http::response_serializer<http::empty_body>> head_serializer_;
+  // A streamed response body: its declared length (none: chunked) and what went out.
+  std::optional<uint64_t> body_length_;
+  uint64_t body_sent_ = 0;
 };
 
 }  // namespace airlock::api

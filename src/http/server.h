@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,9 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // lower-case names; repeats joined with ", "
   std::string body;       // the whole body, when the route does not spool it
   std::string body_file;  // path of the spooled body, when RouteOptions::spool_body
-  uint64_t body_bytes = 0;
+  // RouteOptions::stream_body: the body is still on the wire; Exchange::read_body reads it.
+  bool body_streamed = false;
+  uint64_t body_bytes = 0;  // its size; when streamed, the declared Content-Length (0 if chunked)
   std::string remote;  // "127.0.0.1:54321"
 
   std::string header(const std::string& lower_name) const;  // "" if absent
@@ -80,6 +83,34 @@ class Exchange {
   // closed before it finished, or its response / event stream was completely
   // written. Registered after that, it is called at once on the caller's thread.
   virtual void on_close(std::function<void()> callback) = 0;
+
+  // A response whose body the handler writes piece by piece (a proxy passing
+  // an answer on as it arrives), instead of respond(). `head` gives the status
+  // and headers (its body and file are ignored); `length` the body's size if
+  // known (Content-Length; the connection is cut if fewer bytes come), else
+  // the body is chunked.
+  virtual void start_body(HttpResponse head, std::optional<uint64_t> length) = 0;
+  // Queues bytes of that body; never blocks (pace it with wait_writable).
+  // Ignored before start_body() or after end_body().
+  virtual void write_body(std::string_view bytes) = 0;
+  // Sends what is queued, then ends the body. `complete` false (the source
+  // broke): the connection is cut instead, so the client sees a short answer
+  // rather than a whole one.
+  virtual void end_body(bool complete = true) = 0;
+  // Blocks until at most `max_unsent` bytes of the streamed body or event
+  // stream are still to be written to the client (queued or being written);
+  // false once the exchange is closed. A client that reads nothing is cut by
+  // idle_timeout_ms, which ends the wait. From a handler's own thread only,
+  // never from an I/O thread.
+  virtual bool wait_writable(size_t max_unsent) = 0;
+  // With RouteOptions::stream_body: the next piece of the request body, at
+  // most `cap` bytes, read from the socket only now, so the client sends no
+  // faster than the handler consumes. 0 at its end (at once when the request
+  // has no body: then request().body_streamed is false). Blocks: from a handler's
+  // own thread only. An error when the client left, the body is malformed,
+  // longer than max_body_bytes or late (body_timeout_ms); the server then has
+  // answered or closed the connection itself.
+  virtual Result<size_t> read_body(char* buf, size_t cap) = 0;
 };
 
 using Route = std::function<void(std::shared_ptr<Exchange>)>;
@@ -95,6 +126,10 @@ struct RouteOptions {
   // It is removed after the response is sent (and when the Exchange is
   // released), unless the handler renamed it before responding.
   bool spool_body = false;
+  // Or leave it on the wire: the handler runs once the header is routed and
+  // reads the body with Exchange::read_body (a proxy streaming an upload on).
+  // A handler that answers before reading it all closes the connection.
+  bool stream_body = false;
 };
 
 struct ServerOptions {

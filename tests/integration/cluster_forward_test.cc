@@ -1,8 +1,9 @@
 // Forwarding (cluster/forward.h) between two real HTTP servers on loopback:
 // a "worker" behind the node gate and an "API node" that forwards to it, as
 // `airlock serve --role api|worker` wire them. Answers, uploads, event
-// streams as they come, and what a client sees when the worker cannot be
-// reached or answers late.
+// streams as they come, large answers and uploads passed on as they come
+// with backpressure, and what a client sees when the worker cannot be
+// reached, answers late or breaks off.
 #include "cluster/forward.h"
 #include "cluster/node_gate.h"
 
@@ -17,8 +18,10 @@
 #include <mutex>
 #include <thread>
 
+#include "base/sha256.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "support/http_client.h"
 
 namespace airlock::cluster {
 namespace {
@@ -29,6 +32,19 @@ using api::HttpRequest;
 using api::HttpResponse;
 
 const std::string kKey = "forward-test-node-key-0123456789abcdef";
+
+// Bytes [offset, offset + n) of an endless test pattern.
+std::string pattern(uint64_t offset, size_t n) {
+  std::string out(n, '\0');
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>(((offset + i) * 131) % 251);
+  return out;
+}
+
+std::string pattern_sha256(uint64_t n) {
+  Sha256 sha;
+  for (uint64_t off = 0; off < n; off += 1 << 20) sha.update(pattern(off, std::min<uint64_t>(1 << 20, n - off)));
+  return sha.hex_digest();
+}
 
 template <class Cond>
 bool eventually(Cond cond, int ms = 5000) {
@@ -113,6 +129,55 @@ class ClusterForward : public ::testing::Test {
     worker_->route("GET", "/v1/missing-events", [](std::shared_ptr<api::Exchange> ex) {
       ex->respond(HttpResponse::error(404, "not_found", "no call x1"));
     });
+    // ?bytes=N of the pattern, produced only as fast as the API node takes
+    // them (`produced_` counts); ?cut=1 breaks off halfway.
+    worker_->route("GET", "/v1/big", [this](std::shared_ptr<api::Exchange> ex) {
+      uint64_t total = std::stoull(ex->request().query.at("bytes"));
+      bool cut = ex->request().query.contains("cut");
+      std::lock_guard lock(mu_);
+      threads_.emplace_back([this, ex, total, cut] {
+        HttpResponse head;
+        head.headers.emplace_back("Content-Type", "application/octet-stream");
+        ex->start_body(std::move(head), total);
+        for (uint64_t off = 0; off < total;) {
+          if (cut && off >= total / 2) return ex->end_body(false);
+          if (!ex->wait_writable(256 << 10)) return;
+          size_t n = std::min<uint64_t>(64 << 10, total - off);
+          ex->write_body(pattern(off, n));
+          off += n;
+          produced_ = off;
+        }
+        ex->end_body();
+      });
+    });
+    // A body read as it arrives (`received_` counts), answered with its size and hash.
+    api::RouteOptions streamed;
+    streamed.stream_body = true;
+    streamed.max_body_bytes = 64 << 20;
+    for (const char* path : {"/v1/stream-in", "/v1/stream-small"})
+      worker_->route(
+          "PUT", path,
+          [this](std::shared_ptr<api::Exchange> ex) {
+            std::lock_guard lock(mu_);
+            threads_.emplace_back([this, ex] {
+              Sha256 sha;
+              uint64_t total = 0;
+              std::vector<char> buf(64 << 10);
+              while (true) {
+                auto n = ex->read_body(buf.data(), buf.size());
+                if (!n) {
+                  worker_body_failed_ = true;
+                  return ex->respond(HttpResponse::error(400, "cut", n.error().message()));
+                }
+                if (*n == 0) break;
+                sha.update(std::string_view(buf.data(), *n));
+                total += *n;
+                received_ = total;
+              }
+              ex->respond(HttpResponse::json(201, {{"bytes", total}, {"sha256", sha.hex_digest()}}));
+            });
+          },
+          streamed);
     auto wp = worker_->start();
     ASSERT_TRUE(wp.has_value());
     worker_port_ = *wp;
@@ -145,6 +210,19 @@ class ClusterForward : public ::testing::Test {
         "PUT", "/v1/upload",
         [this, to](std::shared_ptr<api::Exchange> ex) { forwarder_->send(ex, to(ex->request()), ForwardKind::kPlain); },
         spool);
+    api_->route("GET", "/v1/big", [this, to](std::shared_ptr<api::Exchange> ex) {
+      forwarder_->send(ex, to(ex->request()), ForwardKind::kPlain);
+    });
+    api_->route(
+        "PUT", "/v1/stream-in",
+        [this, to](std::shared_ptr<api::Exchange> ex) { forwarder_->send(ex, to(ex->request()), ForwardKind::kPlain); },
+        streamed);
+    api::RouteOptions small = streamed;
+    small.max_body_bytes = 1 << 20;
+    api_->route(
+        "PUT", "/v1/stream-small",
+        [this, to](std::shared_ptr<api::Exchange> ex) { forwarder_->send(ex, to(ex->request()), ForwardKind::kPlain); },
+        small);
     for (const char* path : {"/v1/events", "/v1/missing-events"})
       api_->route("GET", path, [this, to](std::shared_ptr<api::Exchange> ex) {
         forwarder_->send(ex, to(ex->request()), ForwardKind::kEvents);
@@ -162,7 +240,8 @@ class ClusterForward : public ::testing::Test {
       held_.clear();
       streams_.clear();
     }
-    if (worker_) worker_->stop();
+    if (worker_) worker_->stop();  // ends the waits of the threads below
+    for (auto& t : threads_) t.join();
     fs::remove_all(dir_);
   }
 
@@ -175,6 +254,9 @@ class ClusterForward : public ::testing::Test {
   std::vector<std::shared_ptr<api::Exchange>> held_, streams_;
   std::vector<nlohmann::json> log_;
   std::atomic<bool> worker_stream_closed_{false};
+  std::vector<std::thread> threads_;  // the streaming handlers' own, under mu_
+  std::atomic<uint64_t> produced_{0}, received_{0};
+  std::atomic<bool> worker_body_failed_{false};
 };
 
 TEST_F(ClusterForward, TheRequestTravelsAsItCameAndTheAnswerComesBack) {
@@ -286,6 +368,91 @@ TEST_F(ClusterForward, AnEventRouteThatAnswersPlainlyIsPassedOnPlainly) {
   EXPECT_NE(stream.read_rest(3000, 4096).find("no call x1"), std::string::npos);
   auto dead = client.open_events("/v1/events", {{"X-Test-Dead", "1"}});
   EXPECT_EQ(dead.status(), 502);
+}
+
+// A client that does not read holds up the worker, not the API node's
+// memory: the worker produces only what the sockets' buffers and the
+// forwarder's fixed buffer hold (well under the 256 MiB the body has), and
+// the client then gets every byte.
+TEST_F(ClusterForward, ALargeAnswerIsReadFromTheWorkerOnlyAsFastAsTheClientTakesIt) {
+  constexpr uint64_t kTotal = 256ull << 20;
+  api::HttpClient client(api_port_, 10'000);
+  auto res = client.open("GET", "/v1/big?bytes=" + std::to_string(kTotal), {});
+  ASSERT_EQ(res.status(), 200) << res.error();
+  EXPECT_EQ(res.content_length(), kTotal);
+  EXPECT_EQ(res.headers().at("content-type"), "application/octet-stream");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  uint64_t stalled = produced_.load();
+  EXPECT_LT(stalled, 64ull << 20) << "the worker produced " << stalled << " bytes for a client that reads nothing";
+  EXPECT_GT(stalled, 0u);
+  Sha256 sha;
+  uint64_t total = 0;
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    auto n = res.read_some(buf.data(), buf.size(), 10'000);
+    ASSERT_TRUE(n.has_value()) << n.error().message() << " after " << total;
+    if (*n == 0) break;
+    sha.update(std::string_view(buf.data(), *n));
+    total += *n;
+  }
+  EXPECT_EQ(total, kTotal);
+  EXPECT_EQ(sha.hex_digest(), pattern_sha256(kTotal));
+  EXPECT_TRUE(eventually([&] { return forwarder_->in_flight() == 0; }));
+}
+
+// A worker that breaks off mid-answer: the status is already out, so the
+// client's answer is cut short of its length rather than passed as whole.
+TEST_F(ClusterForward, AnAnswerTheWorkerBreaksOffIsCutForTheClient) {
+  constexpr uint64_t kTotal = 4 << 20;
+  api::HttpClient client(api_port_, 10'000);
+  auto res = client.open("GET", "/v1/big?cut=1&bytes=" + std::to_string(kTotal), {});
+  ASSERT_EQ(res.status(), 200) << res.error();
+  uint64_t total = 0;
+  std::vector<char> buf(64 << 10);
+  Result<size_t> n = 0;
+  while ((n = res.read_some(buf.data(), buf.size(), 10'000)) && *n > 0) total += *n;
+  EXPECT_FALSE(n.has_value()) << "the cut answer ended as if whole";
+  EXPECT_LT(total, kTotal);
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard lock(mu_);
+    return !log_.empty() && log_.back()["event"] == "forward_failed";
+  }));
+}
+
+// An upload on a streaming route reaches the worker while the client is
+// still sending it (the API node holds no copy), and arrives whole.
+TEST_F(ClusterForward, AStreamedUploadReachesTheWorkerBeforeTheClientHasSentItAll) {
+  constexpr uint64_t kTotal = 8 << 20;
+  std::string body = pattern(0, kTotal);
+  testing::RawConnection raw(api_port_);
+  ASSERT_TRUE(raw.send("PUT /v1/stream-in HTTP/1.1\r\nHost: a\r\nContent-Type: application/octet-stream\r\n"
+                       "Content-Length: " + std::to_string(kTotal) + "\r\n\r\n"));
+  ASSERT_TRUE(raw.send(std::string_view(body).substr(0, kTotal / 2)));
+  EXPECT_TRUE(eventually([&] { return received_.load() > 0; }));
+  EXPECT_LE(received_.load(), kTotal / 2);
+  ASSERT_TRUE(raw.send(std::string_view(body).substr(kTotal / 2)));
+  std::string answer = raw.read_until("}\n", 10'000);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 201")) << answer;
+  auto j = nlohmann::json::parse(answer.substr(answer.find("\r\n\r\n") + 4));
+  EXPECT_EQ(j["bytes"], kTotal);
+  EXPECT_EQ(j["sha256"], Sha256::of(body));
+  EXPECT_EQ(received_.load(), kTotal);
+}
+
+// A chunked upload that grows over the API route's limit is refused with 413
+// as it crosses it; the worker sees a cut body, never a whole one.
+TEST_F(ClusterForward, AStreamedUploadOverTheLimitIs413AndTheWorkerSeesItCut) {
+  testing::RawConnection raw(api_port_);
+  ASSERT_TRUE(raw.send("PUT /v1/stream-small HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  std::string piece = pattern(0, 64 << 10);
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+  for (int i = 0; i < 32; ++i)  // 2 MiB; the limit is 1 MiB (later sends may fail: the server closed)
+    if (!raw.send(std::string(size) + piece + "\r\n")) break;
+  std::string answer = raw.read_until("body_too_large", 10'000);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 413")) << answer.substr(0, 200);
+  EXPECT_TRUE(eventually([&] { return worker_body_failed_.load(); }));
+  EXPECT_LE(received_.load(), 1u << 20);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "service/config.h"
+#include "service/config_keys.h"
 
 #include <unistd.h>
 
@@ -176,6 +177,21 @@ unsigned tenant_weight(const ServiceConfig& c, const std::string& name) {
   return it == c.tenants.end() ? 1 : it->second.weight;
 }
 
+const std::set<std::string>& config_file_keys() {
+  static const std::set<std::string> keys = {
+      "listen", "data_dir", "database_url", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_connections", "max_running", "max_queued",
+      "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
+      "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
+      "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
+      "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
+      "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
+      "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
+      "pool_images", "pdf_check_image", "rates", "checkpoint_key", "checkpoint_file", "checkpoint_interval_s",
+      "data_requests_per_job", "data_request_bytes", "role", "node_id", "node_address", "node_lease_ms",
+      "heartbeat_ms", "content_dir", "node_key", "node_key_file"};
+  return keys;
+}
+
 Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
   // TOML is UTF-8 text; toml11 (3.7) reads past its buffer while reporting
   // an invalid UTF-8 sequence in a string, so it never sees one.
@@ -192,17 +208,7 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
     return fail(std::string("configuration: ") + e.what());
   }
   if (!root.is_table()) return fail("configuration: not a table");
-  static const std::set<std::string> known = {
-      "listen", "data_dir", "database_url", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_connections", "max_running", "max_queued",
-      "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
-      "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
-      "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
-      "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
-      "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
-      "session_kept_calls_mb", "check_cpu_ms", "check_json_kb", "event_keepalive_ms", "image_dir", "default_image",
-      "pool_images", "pdf_check_image", "rates", "checkpoint_key", "checkpoint_file", "checkpoint_interval_s",
-      "data_requests_per_job", "data_request_bytes", "role", "node_id", "node_address", "node_lease_ms",
-      "heartbeat_ms", "content_dir", "node_key", "node_key_file"};
+  const std::set<std::string>& known = config_file_keys();
   try {
     for (const auto& [key, value] : root.as_table()) {
       if (!known.count(key)) return fail("configuration: unknown key '" + key + "'");

@@ -36,11 +36,12 @@ bool full(const std::string& socket) {
 
 Result<PoolChild> PoolChild::start(const std::string& binary, const std::string& state_dir, size_t warm,
                                    size_t preloaded, const std::vector<std::string>& pool_images,
-                                   const std::string& image_dir) {
+                                   const std::string& image_dir, const std::vector<std::string>& extra_args) {
   std::vector<std::string> args = {binary, "pool", "--state-dir", state_dir, "--warm", std::to_string(warm),
                                    "--preloaded", std::to_string(preloaded), "--exit-with-parent", "yes"};
   if (!image_dir.empty()) args.insert(args.end(), {"--image-dir", image_dir});
   for (const auto& image : pool_images) args.insert(args.end(), {"--image", image});
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

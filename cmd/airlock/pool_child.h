@@ -17,7 +17,8 @@ class PoolChild {
   static airlock::Result<PoolChild> start(const std::string& airlock_binary, const std::string& state_dir,
                                           size_t warm, size_t preloaded,
                                           const std::vector<std::string>& pool_images = {},
-                                          const std::string& image_dir = "");
+                                          const std::string& image_dir = "",
+                                          const std::vector<std::string>& extra_args = {});
   PoolChild(PoolChild&& other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
   PoolChild& operator=(PoolChild&&) = delete;
   ~PoolChild() { (void)stop(); }

@@ -24,6 +24,7 @@ namespace {
 const char* const kPoolUsage =
     "usage: airlock pool [--state-dir DIR] [--warm N] [--preloaded N] [--preloaded-stdlib N]\n"
     "                    [--module NAME]... [--image IMAGE]... [--image-dir DIR]\n"
+    "                    [--preloaded-tenants N] [--preloaded-renew-jobs N] [--preload-at-start yes|no]\n"
     "  Keeps N sandboxes ready for `airlock run` jobs of DIR (default $AIRLOCK_STATE_DIR or\n"
     "  /var/lib/airlock), each used by one job only: --warm for any command (default 2),\n"
     "  --preloaded for Python jobs, forked from an interpreter that has already imported\n"
@@ -37,7 +38,12 @@ const char* const kPoolUsage =
     "  own mount of the image; the image is held (not removed by `airlock image rm/gc`)\n"
     "  while the pool runs. An image with python3, its libpython3.X and pandas also gets\n"
     "  N preloaded sandboxes, forked from an interpreter of its own running the image's\n"
-    "  Python; another image gets none (the pool says why).\n";
+    "  Python; another image gets none (the pool says why).\n"
+    "  Preloaded sandboxes are kept per tenant, each forked from interpreters of the\n"
+    "  tenant's own (`airlock run` jobs are tenant \"\"): --preloaded-tenants N tenants hold\n"
+    "  them at once (default 8; the least recently used gives way), and each interpreter\n"
+    "  makes --preloaded-renew-jobs N sandboxes before a fresh one replaces it (default\n"
+    "  100; 0: never). --preload-at-start no starts even tenant \"\"'s on its first job.\n";
 
 bool parse_count(const std::string& text, size_t& out, unsigned long max = 64) {
   char* end = nullptr;
@@ -51,7 +57,7 @@ bool parse_count(const std::string& text, size_t& out, unsigned long max = 64) {
 
 int pool_command(const std::vector<std::string>& args) {
   jobs::PoolConfig config;
-  size_t warm = 2, preloaded = 2, stdlib = 0, hold_ms = 0;
+  size_t warm = 2, preloaded = 2, stdlib = 0, hold_ms = 0, tenants = 0, renew = 0;
   bool stdlib_set = false;
   bool exit_with_parent = false;
   std::vector<std::string> modules, image_names;
@@ -75,6 +81,11 @@ int pool_command(const std::vector<std::string>& args) {
     else if (a == "--prefetch-image") config.prefetch_image = v != "no";  // for bench/image_cold_phases.py
     else if (a == "--refill-hold-ms" && parse_count(v, hold_ms, 10000))  // bench/start_vs_bwrap.sh; 0: no hold
       config.refill_hold_max = std::chrono::milliseconds(hold_ms);
+    else if (a == "--preload-at-start") config.preload_at_start = v != "no";
+    else if (a == "--preloaded-tenants" && parse_count(v, tenants, 4096) && tenants > 0)
+      config.interpreters.max_tenants = tenants;
+    else if (a == "--preloaded-renew-jobs" && parse_count(v, renew, 1'000'000))
+      config.interpreters.renew_after = renew;
     else if ((a == "--warm" && parse_count(v, warm)) || (a == "--preloaded" && parse_count(v, preloaded))) {
     } else if (a == "--preloaded-stdlib" && parse_count(v, stdlib)) {
       stdlib_set = true;

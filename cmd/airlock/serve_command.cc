@@ -116,14 +116,19 @@ int serve_command(const std::vector<std::string>& args) {
     std::vector<std::string> pool_images = config->pool_images;
     if (config->default_image != "host") pool_images.push_back(config->default_image);
     auto started = PoolChild::start(config->airlock_binary, config->state_dir, config->warm_pool,
-                                    config->preloaded_pool, pool_images, service::service_image_dir(*config));
+                                    config->preloaded_pool, pool_images, service::service_image_dir(*config),
+                                    {// Every tenant's preloaded interpreters on its first preloaded job.
+                                     "--preload-at-start", "no", "--preloaded-tenants",
+                                     std::to_string(config->preloaded_tenants), "--preloaded-renew-jobs",
+                                     std::to_string(config->preloaded_renew_jobs)});
     if (!started) {
       std::fprintf(stderr, "airlock: cannot start the warm pool: %s\n", started.error().message().c_str());
       return 125;
     }
     pool.emplace(std::move(*started));
     log_line({{"event", "warm_pool"}, {"pid", pool->pid()}, {"warm", config->warm_pool}, {"images", pool_images},
-              {"preloaded", config->preloaded_pool}});
+              {"preloaded", config->preloaded_pool}, {"preloaded_tenants", config->preloaded_tenants},
+              {"preloaded_renew_jobs", config->preloaded_renew_jobs}});
   }
 
   service::JobService jobs(*config, **store);

@@ -23,6 +23,9 @@ struct RunEnvironment {
   int echo_stderr = -1;
   int cancel_fd = -1;    // readable when the job must be cancelled, or -1
   std::string pool_socket;  // the warm pool; empty: pool.sock in the state directory
+  // Whose preloaded interpreter a preloaded job forks from (the pool keeps
+  // them per tenant); empty: the state directory's own (`airlock run`).
+  std::string tenant;
 };
 
 // What `airlock run` gets back: the record as it was stored, and what failed

@@ -144,7 +144,7 @@ Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgrou
 }
 
 Result<PreparedSandbox> take_from_pool(const std::string& socket_path, const std::string& class_key,
-                                       sandbox::CgroupBackend& cgroups) {
+                                       sandbox::CgroupBackend& cgroups, const std::string& tenant) {
   auto sock = connect_pool(socket_path);
   if (!sock) return std::unexpected(sock.error());
   // A pool that stopped answering must not hang the job: it starts cold.
@@ -153,6 +153,7 @@ Result<PreparedSandbox> take_from_pool(const std::string& socket_path, const std
   wire::Writer w;
   w.str("take");
   w.str(class_key);
+  w.str(tenant);
   if (auto st = sys::send_with_fds(sock->get(), w.take(), {}); !st) return std::unexpected(st.error());
   auto sb = receive_prepared(sock->get(), cgroups);
   if (!sb && sb.error().kind == ErrorKind::kInternal)  // not a "none": no answer in time, or garbage

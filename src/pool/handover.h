@@ -38,8 +38,9 @@ Result<PreparedSandbox> receive_prepared(int sock, sandbox::CgroupBackend& cgrou
 // keeps no such class; kInternal, it did not answer within 10 s or sent
 // something malformed. Whatever came with a failed answer is closed, which
 // ends that sandbox.
+// A preloaded class's sandbox is `tenant`'s (forked from its own interpreter).
 Result<PreparedSandbox> take_from_pool(const std::string& socket_path, const std::string& class_key,
-                                       sandbox::CgroupBackend& cgroups);
+                                       sandbox::CgroupBackend& cgroups, const std::string& tenant = "");
 
 // The pool's stats (WarmPool::stats() as JSON text), or an error when no pool
 // answers at `socket_path`.

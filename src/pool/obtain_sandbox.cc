@@ -23,12 +23,13 @@ constexpr size_t kMaxScannedScript = 1 << 20;
 // keep (kNotFound) is passed over. Returns the index of the class it took.
 Result<std::pair<size_t, PreparedSandbox>> take_first(const std::string& socket,
                                                       const std::vector<std::string>& keys,
-                                                      sandbox::CgroupBackend& cgroups, bool wait) {
+                                                      sandbox::CgroupBackend& cgroups, bool wait,
+                                                      const std::string& tenant) {
   AIRLOCK_CHECK(!keys.empty());
   for (int i = 0;; ++i) {
     std::optional<Error> why;
     for (size_t k = 0; k < keys.size(); ++k) {
-      auto taken = take_from_pool(socket, keys[k], cgroups);
+      auto taken = take_from_pool(socket, keys[k], cgroups, tenant);
       if (taken) return std::pair{k, std::move(*taken)};
       // The first class's reason, unless a later one is only empty right now.
       if (!why || (taken.error().kind == ErrorKind::kUnavailable && why->kind != ErrorKind::kUnavailable))
@@ -98,7 +99,7 @@ Status obtain_sandbox(const RunRequest& req, const RunEnvironment& env, const sa
     std::vector<std::string> keys;
     for (const auto& c : order) keys.push_back(sandbox_class_key(p, image_class(image), c));
     std::string socket = env.pool_socket.empty() ? pool_socket_path(env.state_dir) : env.pool_socket;
-    auto taken = take_first(socket, keys, *env.cgroups, /*wait=*/req.start != "auto");
+    auto taken = take_first(socket, keys, *env.cgroups, /*wait=*/req.start != "auto", env.tenant);
     if (taken) {
       const std::optional<Preload>& c = order[taken->first];
       sb.emplace(std::move(taken->second));

@@ -112,6 +112,8 @@ void PoolServer::answer(UniqueFd conn_fd) {
   if (!request) return;
   wire::Reader r(request->bytes);
   std::string verb = r.str(), key = r.str();
+  // Whose preloaded sandbox (a third field; none: the state directory's own).
+  std::string tenant = r.done() ? std::string() : r.str();
   Error why{"a malformed request", 0, ErrorKind::kInvalid};
   if (verb == "stats" && r.done()) {
     wire::Writer w;
@@ -121,7 +123,7 @@ void PoolServer::answer(UniqueFd conn_fd) {
     return;
   }
   if (verb == "take" && r.done()) {
-    auto sb = pool_.take(key);
+    auto sb = pool_.take(key, tenant);
     if (!sb) why = sb.error();
     if (sb) {
       // Inits the preloaded interpreter made are its children (it reaps them).

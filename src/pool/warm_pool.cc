@@ -13,15 +13,6 @@
 #include "pool/refill_hold.h"
 
 namespace airlock::jobs {
-namespace {
-
-// One preloaded interpreter per image and kind.
-std::pair<std::string, Preload> zygote_key(const ImageSource& image, Preload preload) {
-  return {image_class(image), preload};
-}
-
-}  // namespace
-
 std::vector<std::string> zygote_environment(const ImageSource& image) {
   JobPolicy defaults;
   std::vector<std::string> env = job_environment(defaults);
@@ -34,22 +25,76 @@ std::vector<std::string> zygote_environment(const ImageSource& image) {
 
 Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::CgroupBackend& cgroups) {
   auto pool = std::unique_ptr<WarmPool>(new WarmPool(std::move(config), cgroups));
-  for (const auto& c : pool->config_.classes) {
+  WarmPool* p = pool.get();
+  std::vector<std::string> keys;
+  for (const auto& c : p->config_.classes) {
+    std::string key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      return fail("the warm pool names one class twice: " + key);
+    keys.push_back(key);
+    if (c.preloaded) {
+      p->preloaded_classes_.emplace_back(c, key);
+      p->images_[image_class(c.image)] = c.image;
+      continue;
+    }
     auto stock = std::make_unique<Stock>();
     stock->config = c;
-    stock->key = sandbox_class_key(c.policy, image_class(c.image), c.preloaded);
-    for (const auto& other : pool->stocks_)
-      if (other->key == stock->key) return fail("the warm pool names one class twice: " + stock->key);
-    if (c.preloaded && c.size > 0 && !pool->zygotes_.contains(zygote_key(c.image, *c.preloaded)))
-      if (auto st = pool->start_zygote(c.image, *c.preloaded); !st)
-        return std::unexpected(st.error());
-    pool->stocks_.push_back(std::move(stock));
+    stock->key = key;
+    p->stocks_.push_back(std::move(stock));
   }
-  size_t workers = std::max<size_t>(1, pool->config_.refill_workers);
-  for (auto& stock : pool->stocks_)
-    for (size_t i = 0; i < std::min(workers, stock->config.size); ++i)
-      pool->refill_.emplace_back([p = pool.get(), st = stock.get()] { p->refill_loop(st); });
+  p->interpreters_ = std::make_unique<TenantInterpreters>(
+      p->config_.interpreters, [p](const std::string& image, Preload kind) { return p->start_zygote(p->images_.at(image), kind); });
+  if (p->config_.preload_at_start) {
+    // The state directory's own jobs (tenant ""): their interpreters now, as
+    // a pool always started them (a failure stops the pool), and full stocks.
+    (void)p->interpreters_->admit("");
+    std::lock_guard lock(p->mu_);
+    for (const auto& [c, key] : p->preloaded_classes_) {
+      if (c.size == 0) continue;
+      if (auto st = p->interpreters_->start_ahead("", image_class(c.image), *c.preloaded); !st)
+        return std::unexpected(st.error());
+      p->add_tenant_stock_locked(c, key, "");
+    }
+  }
+  for (auto& stock : p->stocks_)
+    if (stock->threads.empty()) p->start_refills(stock.get());
+  p->janitor_ = std::thread([p] { p->janitor_loop(); });
   return pool;
+}
+
+void WarmPool::start_refills(Stock* stock) {
+  size_t workers = std::max<size_t>(1, config_.refill_workers);
+  for (size_t i = 0; i < std::min(workers, stock->config.size); ++i)
+    stock->threads.emplace_back([this, stock] { refill_loop(stock); });
+}
+
+WarmPool::Stock* WarmPool::add_tenant_stock_locked(const PoolClass& c, const std::string& key,
+                                                   const std::string& tenant) {
+  auto stock = std::make_unique<Stock>();
+  stock->config = c;
+  stock->key = key;
+  stock->tenant = tenant;
+  Stock* raw = stock.get();
+  stocks_.push_back(std::move(stock));
+  return raw;
+}
+
+// Stocks of evicted tenants: their refill threads are joined off the jobs'
+// path (a refill may be in the middle of a clone), then their unused
+// sandboxes destroyed, which lets the retired interpreter exit.
+void WarmPool::janitor_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !dropped_.empty(); });
+    if (dropped_.empty()) return;
+    auto gone = std::move(dropped_);
+    dropped_.clear();
+    lock.unlock();
+    for (auto& stock : gone)
+      for (auto& t : stock->threads) t.join();
+    gone.clear();
+    lock.lock();
+  }
 }
 
 std::vector<std::string> WarmPool::modules_of(Preload preload) const {
@@ -57,7 +102,7 @@ std::vector<std::string> WarmPool::modules_of(Preload preload) const {
 }
 
 // A stored image's interpreter runs the image's python3 (start_image_zygote).
-Status WarmPool::start_zygote(const ImageSource& image, Preload preload) {
+Result<std::unique_ptr<sandbox::Zygote>> WarmPool::start_zygote(const ImageSource& image, Preload preload) {
   sandbox::ZygoteOptions options;
   options.modules = modules_of(preload);
   options.env = zygote_environment(image);
@@ -66,20 +111,23 @@ Status WarmPool::start_zygote(const ImageSource& image, Preload preload) {
                                                      config_.state_dir + "/cache");
   if (!zygote && image.is_host())
     return fail_with("the preloaded interpreter of image host: " + zygote.error().what, zygote.error().err);
-  if (!zygote) return std::unexpected(zygote.error());  // it names the image and why
-  zygotes_[zygote_key(image, preload)] = std::move(*zygote);
-  return {};
+  return zygote;  // a stored image's error names the image and why
 }
 
 WarmPool::~WarmPool() {
+  std::vector<std::thread*> threads;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    for (auto& s : stocks_)
+      for (auto& t : s->threads) threads.push_back(&t);
   }
   changed_.notify_all();
-  for (auto& t : refill_) t.join();
+  for (auto* t : threads) t->join();
+  if (janitor_.joinable()) janitor_.join();
   stocks_.clear();  // every unused sandbox: init killed, cgroup, mounts, directory removed
-  zygotes_.clear();
+  dropped_.clear();
+  interpreters_.reset();
 }
 
 // Threads of their own per class: a slow preloaded refill (a clone of the
@@ -96,16 +144,14 @@ void WarmPool::refill_loop(Stock* stock) {
   // more than the pool's default) needs CAP_SYS_RESOURCE, which a container's
   // root often lacks (Docker's default set has none): such jobs failed.
   c.policy.cpu_time_ms = 0;
-  PrepareContext context{
-      config_.state_dir, &cgroups_,
-      c.preloaded ? zygotes_.at(zygote_key(c.image, *c.preloaded)).get() : nullptr};
+  PrepareContext context{config_.state_dir, &cgroups_, nullptr};
   if (c.preloaded) context.preload = *c.preloaded;
   context.image = c.image;
   context.prefetch_image = config_.prefetch_image;
   const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
   std::optional<std::chrono::steady_clock::time_point> short_since;  // when this thread found work
   std::unique_lock lock(mu_);
-  while (!stopping_) {
+  while (!stopping_ && !stock->dropped) {
     if (stock->ready.size() + stock->in_flight >= c.size) {
       short_since.reset();
       changed_.wait(lock);
@@ -122,7 +168,18 @@ void WarmPool::refill_loop(Stock* stock) {
     short_since.reset();
     ++stock->in_flight;
     lock.unlock();
-    auto made = prepare_sandbox(c.policy, context);
+    // A preloaded sandbox forks from its tenant's interpreter: the one it has,
+    // or a fresh one when that one has made its share (or none runs yet).
+    std::shared_ptr<sandbox::Zygote> zygote;
+    Result<PreparedSandbox> made = [&]() -> Result<PreparedSandbox> {
+      if (c.preloaded) {
+        auto z = interpreters_->for_next_sandbox(stock->tenant, image_class(c.image), *c.preloaded);
+        if (!z) return std::unexpected(z.error());
+        zygote = std::move(*z);
+      }
+      context.zygote = zygote.get();
+      return prepare_sandbox(c.policy, context);
+    }();
     lock.lock();
     --stock->in_flight;
     if (made) {
@@ -139,23 +196,50 @@ void WarmPool::refill_loop(Stock* stock) {
   }
 }
 
-Result<PreparedSandbox> WarmPool::take(const std::string& key) {
+Result<PreparedSandbox> WarmPool::take(const std::string& key, const std::string& tenant) {
+  std::vector<std::string> evicted;
   std::lock_guard lock(mu_);
-  for (auto& s : stocks_) {
-    if (s->key != key) continue;
-    if (s->config.size == 0) break;  // configured with none: as if not kept
-    if (s->ready.empty()) {
-      ++s->missed;
-      return fail(ErrorKind::kUnavailable, "the warm pool's class is empty right now (" + key + ")");
+  if (stopping_) return fail(ErrorKind::kUnavailable, "the warm pool is stopping");
+  Stock* found = nullptr;
+  for (auto& s : stocks_)
+    if (s->key == key && (!s->config.preloaded || s->tenant == tenant)) found = s.get();
+  if (!found) {
+    // A preloaded class this tenant has not used yet (or used before it
+    // was evicted): its own stock, forked from its own interpreter, which
+    // the stock's first refill starts. This job starts without it.
+    for (const auto& [c, class_key] : preloaded_classes_) {
+      if (class_key != key || c.size == 0) continue;
+      evicted = interpreters_->admit(tenant);
+      for (const auto& gone : evicted)
+        for (auto it = stocks_.begin(); it != stocks_.end();) {
+          if ((*it)->config.preloaded && (*it)->tenant == gone) {
+            (*it)->dropped = true;
+            dropped_.push_back(std::move(*it));
+            it = stocks_.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      start_refills(add_tenant_stock_locked(c, key, tenant));
+      changed_.notify_all();
+      return fail(ErrorKind::kUnavailable,
+                  "the tenant's preloaded interpreter is starting (its first preloaded job): " + key);
     }
-    PreparedSandbox sb = std::move(s->ready.front());
-    s->ready.pop_front();
-    ++s->taken;
-    ++running_;
-    changed_.notify_all();
-    return sb;
+    return fail(ErrorKind::kNotFound, "the warm pool keeps no class " + key);
   }
-  return fail(ErrorKind::kNotFound, "the warm pool keeps no class " + key);
+  Stock* s = found;
+  if (s->config.size == 0) return fail(ErrorKind::kNotFound, "the warm pool keeps no class " + key);
+  if (s->config.preloaded) (void)interpreters_->admit(tenant);  // the most recently used (it holds a place)
+  if (s->ready.empty()) {
+    ++s->missed;
+    return fail(ErrorKind::kUnavailable, "the warm pool's class is empty right now (" + key + ")");
+  }
+  PreparedSandbox sb = std::move(s->ready.front());
+  s->ready.pop_front();
+  ++s->taken;
+  ++running_;
+  changed_.notify_all();
+  return sb;
 }
 
 void WarmPool::taken_sandbox_ended() {
@@ -173,6 +257,7 @@ nlohmann::json WarmPool::stats() const {
   for (const auto& s : stocks_) {
     classes.push_back(
         {{"class", s->key},
+         {"tenant", s->tenant},
          {"preloaded", s->config.preloaded.has_value()},
          {"interpreter", s->config.preloaded ? preload_name(*s->config.preloaded) : ""},
          {"size", s->config.size},
@@ -184,15 +269,8 @@ nlohmann::json WarmPool::stats() const {
          {"last_error", s->last_error}});
   }
   nlohmann::json out = {{"classes", classes}};
-  nlohmann::json interpreters = nlohmann::json::array();
-  for (const auto& [key, z] : zygotes_) {
-    const auto& [image, preload] = key;
-    nlohmann::json one = {{"image", image},          {"kind", preload_name(preload)},
-                          {"pid", z->pid()},         {"python", z->python_version()},
-                          {"modules", modules_of(preload)}};
-    if (image == "host" && preload == Preload::kData) out["preloaded_interpreter"] = one;  // as before there were images
-    interpreters.push_back(std::move(one));
-  }
+  // Per tenant, image and kind, with its memory; retired ones until they exit.
+  nlohmann::json interpreters = interpreters_->stats();
   if (!interpreters.empty()) out["preloaded_interpreters"] = std::move(interpreters);
   return out;
 }

@@ -3,10 +3,13 @@
 // that job. Background threads keep every class at its configured size;
 // when a class is empty, jobs fall back to a cold start. Preloaded classes
 // are prepared by a preloaded interpreter (sandbox/zygote.h) of their image,
-// one per image and kind (the data stack's or the standard library's:
+// per tenant, image and kind (the data stack's or the standard library's:
 // pool/preload_choice.h), which the pool starts and owns: a stored image's
 // runs the image's own Python (pool/image_python.h says which images can).
-// Each class has refill threads of its own.
+// A preloaded class is kept per tenant: a tenant's first take of it starts
+// the tenant's interpreter and fills a stock of its own, so no two tenants'
+// jobs fork from one process (pool/tenant_interpreters.h). Each stock has
+// refill threads of its own.
 #pragma once
 
 #include <chrono>
@@ -26,6 +29,7 @@
 #include "jobs/policy.h"
 #include "pool/preload_choice.h"
 #include "pool/prepared.h"
+#include "pool/tenant_interpreters.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/zygote.h"
 
@@ -55,6 +59,13 @@ struct PoolConfig {
   // How long a refill waits for the jobs taken from the pool to end while
   // their class still has a sandbox ready (refill_hold.h); 0: refill at once.
   std::chrono::milliseconds refill_hold_max{100};
+  // How many tenants hold preloaded interpreters at once, and how many
+  // sandboxes one interpreter makes before a fresh one replaces it.
+  InterpreterLimits interpreters;
+  // Fill the preloaded classes of tenant "" (the state directory's own
+  // `airlock run` jobs) at start, as the pool always has; false (the
+  // service's pool): every tenant's stocks, "" included, on first use.
+  bool preload_at_start = true;
 };
 
 // The refill threads' nice value; a taken sandbox's init is set back to 0
@@ -75,8 +86,10 @@ class WarmPool {
   ~WarmPool();  // stops refilling and destroys every unused sandbox
 
   // A ready sandbox of `class_key`; else kUnavailable (the class is empty
-  // right now: a refill is coming) or kNotFound (no such class here).
-  Result<PreparedSandbox> take(const std::string& class_key);
+  // right now: a refill is coming) or kNotFound (no such class here). A
+  // preloaded class's sandbox is `tenant`'s: the tenant's first take starts
+  // its interpreter and answers kUnavailable until its stock fills.
+  Result<PreparedSandbox> take(const std::string& class_key, const std::string& tenant = "");
   // A sandbox take() returned has ended (its job is over, or it was never
   // handed over): refills held back for it may go on (refill_hold.h).
   void taken_sandbox_ended();
@@ -90,6 +103,9 @@ class WarmPool {
   struct Stock {
     PoolClass config;
     std::string key;
+    std::string tenant;    // a preloaded class's tenant; "" for warm classes
+    bool dropped = false;  // its tenant was evicted: its threads end, then it goes
+    std::vector<std::thread> threads;
     std::deque<PreparedSandbox> ready;
     size_t in_flight = 0;  // being prepared by a refill thread right now
     uint64_t made = 0, taken = 0, failed = 0, missed = 0;
@@ -98,19 +114,24 @@ class WarmPool {
   WarmPool(PoolConfig config, sandbox::CgroupBackend& cgroups)
       : config_(std::move(config)), cgroups_(cgroups) {}
   void refill_loop(Stock* stock);
-  Status start_zygote(const ImageSource& image, Preload preload);
+  void start_refills(Stock* stock);
+  Stock* add_tenant_stock_locked(const PoolClass& c, const std::string& key, const std::string& tenant);
+  void janitor_loop();
+  Result<std::unique_ptr<sandbox::Zygote>> start_zygote(const ImageSource& image, Preload preload);
   std::vector<std::string> modules_of(Preload preload) const;
 
   PoolConfig config_;
   sandbox::CgroupBackend& cgroups_;
-  // By image_class() and kind (warm_pool.cc: zygote_key()).
-  std::map<std::pair<std::string, Preload>, std::unique_ptr<sandbox::Zygote>> zygotes_;
+  std::map<std::string, ImageSource> images_;  // by image_class(): what a tenant's interpreter runs
+  std::unique_ptr<TenantInterpreters> interpreters_;
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::vector<std::unique_ptr<Stock>> stocks_;
+  std::vector<std::pair<PoolClass, std::string>> preloaded_classes_;  // with their keys; stocks per tenant
+  std::vector<std::unique_ptr<Stock>> dropped_;  // for the janitor: join, then destroy
   bool stopping_ = false;
   size_t running_ = 0;  // sandboxes taken and not yet ended
-  std::vector<std::thread> refill_;  // refill_workers per class with a size
+  std::thread janitor_;
 };
 
 }  // namespace airlock::jobs

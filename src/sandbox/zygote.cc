@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "base/wire.h"
@@ -175,7 +176,15 @@ int run_zygote(int control, const ZygoteOptions& options) {
   for (;;) {
     auto request = sys::recv_with_fds(control, kMaxRequest);
     if (!request) return 1;
-    if (request->bytes.empty() && request->fds.empty()) return 0;  // the host closed the socket
+    if (request->bytes.empty() && request->fds.empty()) {
+      // The host closed the socket: no more sandboxes. Those made live on
+      // (their inits die with us: parent-death signal), so wait for the
+      // last to end; with SA_NOCLDWAIT, wait() returns only then (ECHILD).
+      ::close(control);
+      while (::wait(nullptr) >= 0 || errno == EINTR) {
+      }
+      return 0;
+    }
     if (auto st = serve_one(control, *python, *request); !st) reply_error(control, st.error());
     ::explicit_bzero(request->bytes.data(), request->bytes.size());
   }
@@ -226,15 +235,49 @@ Result<std::unique_ptr<Zygote>> Zygote::start(const std::string& airlock_binary,
 }
 
 Zygote::~Zygote() {
-  control_.reset();
+  {
+    std::lock_guard lock(launch_mutex_);
+    control_.reset();
+  }
+  if (reaped_) return;
   ::kill(pid_, SIGKILL);
   int status;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
 }
 
+void Zygote::retire() {
+  std::lock_guard lock(launch_mutex_);  // not in the middle of a launch
+  control_.reset();
+}
+
+bool Zygote::exited() {
+  std::lock_guard lock(launch_mutex_);
+  if (reaped_) return true;
+  int status;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) reaped_ = true;
+  return reaped_;
+}
+
+uint64_t Zygote::pss_bytes() const {
+  // "Pss:  41234 kB" in the rollup of every mapping; 0 when gone or unreadable.
+  std::string path = "/proc/" + std::to_string(pid_) + "/smaps_rollup";
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (!f) return 0;
+  char line[256];
+  uint64_t kb = 0;
+  while (std::fgets(line, sizeof(line), f))
+    if (std::strncmp(line, "Pss:", 4) == 0) {
+      kb = std::strtoull(line + 4, nullptr, 10);
+      break;
+    }
+  std::fclose(f);
+  return kb * 1024;
+}
+
 Result<SandboxProcess> Zygote::launch(LaunchRequest request) {
   std::lock_guard lock(launch_mutex_);  // one request and its answer at a time on the socket
+  if (!control_) return fail("the preloaded interpreter was retired");
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return fail_errno("create the sandbox sync socket");

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,7 +46,15 @@ class Zygote {
   // interpreter has imported everything (seconds) or failed to.
   static Result<std::unique_ptr<Zygote>> start(const std::string& airlock_binary,
                                                const ZygoteOptions& options);
-  ~Zygote();  // closes the socket (the zygote exits), kills and reaps it
+  ~Zygote();  // closes the socket, kills it (and so its sandboxes: their
+              // parent-death signal) and reaps it, unless it already exited
+
+  // Takes no more launches: the socket closes, and the zygote exits once the
+  // sandboxes it made have ended (running jobs finish on it). exited() reaps it.
+  void retire();
+  bool exited();
+  // Its proportional set size (/proc/PID/smaps_rollup), for stats; 0 if unknown.
+  uint64_t pss_bytes() const;
 
   pid_t pid() const { return pid_; }
   const std::string& python_version() const { return version_; }  // e.g. "3.11"
@@ -63,6 +72,7 @@ class Zygote {
   pid_t pid_;
   UniqueFd control_;
   std::string version_;
+  bool reaped_ = false;  // under launch_mutex_
   std::mutex launch_mutex_;
 };
 

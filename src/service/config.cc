@@ -181,7 +181,7 @@ const std::set<std::string>& config_file_keys() {
   static const std::set<std::string> keys = {
       "listen", "data_dir", "database_url", "state_dir", "work_dir", "airlock_binary", "http_threads", "max_connections", "max_running", "max_queued",
       "max_upload_mb", "log_buffer_kb", "retention_days", "retention_interval_s", "warm_pool",
-      "preloaded_pool", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
+      "preloaded_pool", "preloaded_tenants", "preloaded_renew_jobs", "secrets_file", "egress_hosts", "egress_ca", "egress_caps", "max_sessions",
       "max_sessions_per_tenant", "session_idle_timeout_s", "session_max_idle_timeout_s", "session_max_lifetime_s",
       "snapshot_ttl_s", "snapshot_max_mb", "snapshot_expiry_interval_s", "tenant_max_queued", "tenant_storage_mb",
       "tenants", "session_value_cap_kb", "session_html_cap_kb", "session_error_cap_kb", "session_figures_cap_kb",
@@ -319,6 +319,14 @@ Result<ServiceConfig> parse_config(const std::string& text, ServiceConfig c) {
           if (key == "session_idle_timeout_s") c.session_idle_timeout_s = v;
           else if (key == "session_max_idle_timeout_s") c.session_max_idle_timeout_s = v;
           else c.session_max_lifetime_s = v;
+        }
+        else if (key == "preloaded_tenants") {
+          if (u < 1 || u > 4096) return fail("configuration: preloaded_tenants is from 1 to 4096");
+          c.preloaded_tenants = u;
+        }
+        else if (key == "preloaded_renew_jobs") {
+          if (u > 1'000'000) return fail("configuration: preloaded_renew_jobs is at most 1000000 (0: never)");
+          c.preloaded_renew_jobs = u;
         }
         else if (key == "warm_pool" || key == "preloaded_pool") {
           if (u > 64) return fail("configuration: " + key + " is at most 64");

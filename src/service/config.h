@@ -86,6 +86,11 @@ struct ServiceConfig {
   // default limits. 0 turns a kind off.
   size_t warm_pool = 0;       // for any command
   size_t preloaded_pool = 0;  // Python jobs, forked from the preloaded interpreter
+  // Preloaded interpreters are per tenant (pool/tenant_interpreters.h): how
+  // many tenants hold theirs at once, and how many sandboxes one makes
+  // before a fresh one replaces it (0: never).
+  size_t preloaded_tenants = 8;
+  uint64_t preloaded_renew_jobs = 100;
   // Images (docs/image-mounts.md): the store, the image of a request that
   // names none, and the images that get pools (besides the default).
   std::string image_dir;              // "": <state_dir>/images

@@ -250,6 +250,7 @@ RunnerResult run_service_job(const RunnerSetup& setup, const RunnerJob& job) {
   env.state_dir = setup.state_dir;
   env.cgroups = setup.cgroups;
   env.owner = "service";
+  env.tenant = job.tenant_id;  // its preloaded jobs fork from its own interpreter
   env.echo_stdout = (*pump)->stdout_fd();
   env.echo_stderr = (*pump)->stderr_fd();
   env.cancel_fd = job.cancel_fd;

@@ -40,13 +40,23 @@ KernelEvent raw_output(std::string text, bool is_stderr) {
 // The preloaded interpreter a session on `image` with `policy` starts from,
 // or null with the reason in `note` (the session then starts python3).
 sandbox::Zygote* session_zygote(const ImageSource& image, const JobPolicy& policy,
-                                const Session::Options& o, std::string& note) {
+                                const Session::Options& o, std::string& note,
+                                std::shared_ptr<sandbox::Zygote>& hold) {
   sandbox::Zygote* zygote = o.zygote;
-  if (image.is_host() && !zygote) {
+  if (o.tenant_zygote) {
+    auto found = o.tenant_zygote(image);
+    if (!found) {
+      note = found.error().what;
+      return nullptr;
+    }
+    hold = std::move(*found);
+    zygote = hold.get();
+    AIRLOCK_CHECK(zygote != nullptr);
+  } else if (image.is_host() && !zygote) {
     note = "no preloaded interpreter for the host image here";
     return nullptr;
   }
-  if (!image.is_host()) {
+  if (!image.is_host() && !o.tenant_zygote) {
     if (!o.image_zygote) {
       note = "no preloaded interpreter for images here";
       return nullptr;
@@ -83,8 +93,10 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
   if (!image) return std::unexpected(image.error());
   if (!image->refusal.empty()) return fail(ErrorKind::kRefused, "input rejected: " + image->refusal);
   std::string start_note;
-  sandbox::Zygote* zygote =
-      (o.zygote || o.image_zygote) ? session_zygote(image->source, policy, o, start_note) : nullptr;
+  std::shared_ptr<sandbox::Zygote> hold;  // the tenant's interpreter, alive while it clones the sandbox
+  sandbox::Zygote* zygote = (o.zygote || o.image_zygote || o.tenant_zygote)
+                                ? session_zygote(image->source, policy, o, start_note, hold)
+                                : nullptr;
   PrepareContext ctx{o.state_dir, o.cgroups, zygote, /*with_stdin=*/true};
   ctx.image = image->source;
   auto sb = prepare_sandbox(policy, ctx);
@@ -135,6 +147,9 @@ Result<std::unique_ptr<Session>> Session::open(const Options& o) {
 
 bool Session::spare_can_serve(const Options& spare, const Options& o) {
   if (o.image != "host" || spare.image != "host" || o.zygote != spare.zygote || o.egress || spare.egress)
+    return false;
+  // A spare forked from one tenant's interpreter is that tenant's alone.
+  if (o.tenant != spare.tenant || static_cast<bool>(o.tenant_zygote) != static_cast<bool>(spare.tenant_zygote))
     return false;
   // A snapshot is restored before the kernel starts: its installs under
   // /workspace/.local are on the kernel's sys.path only if they were there then.

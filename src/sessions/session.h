@@ -109,6 +109,12 @@ class Session {
     // starts on first use; an error (the image cannot have one: no pandas,
     // no libpython) is the session's start note, and it starts python3.
     std::function<Result<sandbox::Zygote*>(const ImageSource& image)> image_zygote;
+    // Set (the service): the interpreter for a session on any image, host
+    // included, instead of the two above: the tenant's own, counted as one
+    // sandbox it made (pool/tenant_interpreters.h). A spare serves only
+    // requests of its own tenant.
+    std::string tenant;
+    std::function<Result<std::shared_ptr<sandbox::Zygote>>(const ImageSource& image)> tenant_zygote;
   };
   // Prepares a sandbox, admits the inputs, fills /workspace, starts the
   // keeper and kernel; returns once the kernel is ready.

@@ -1,16 +1,16 @@
-// The preloaded interpreters of stored images for sessions: what the pool
-// decides for its preloaded classes (pool/image_python.h: python3, its
-// libpython and pandas in the image), one interpreter per image digest, in
-// the service's process like the host's (session_service.cc). Started by the
-// first session on an image (seconds: it imports the data stack), under the
-// lock, so two sessions never start two; an image that cannot have one is
-// remembered with the reason, which each session on it shows as its start
-// note. A digest names the same bytes for ever, so neither answer goes stale.
-// The start itself runs on the service's zygote starter thread: the
-// interpreter has PR_SET_PDEATHSIG, which fires when the thread that forked
-// it ends, and a session's open runs on a thread that does (seen: the next
-// session got "send a message with descriptors: Broken pipe").
-#include <optional>
+// The sessions' preloaded interpreters: one per tenant and image (what the
+// pool decides for its preloaded classes, pool/image_python.h: python3, its
+// libpython and pandas in the image), in the service's process. A tenant's
+// first session on an image starts its interpreter (seconds: it imports the
+// data stack); the least recently used tenant's give way beyond
+// preloaded_tenants, and one makes at most preloaded_renew_jobs sandboxes
+// (pool/tenant_interpreters.h). An image that cannot have one is remembered
+// with the reason, which each session on it shows as its start note; a
+// digest names the same bytes for ever, so that answer never goes stale.
+// The starts run on TenantInterpreters' own thread: an interpreter has
+// PR_SET_PDEATHSIG, which fires when the thread that forked it ends, and a
+// session's open runs on a thread that does.
+#include <cstdio>
 
 #include "pool/image_python.h"
 #include "pool/warm_pool.h"
@@ -18,47 +18,43 @@
 
 namespace airlock::service {
 
-Result<sandbox::Zygote*> SessionService::image_zygote(const jobs::ImageSource& image) {
-  std::lock_guard call(image_zygote_calls_mu_);  // the maps are under it
-  std::unique_lock lock(image_zygotes_mu_);
-  const std::string& digest = image.info.digest;
-  if (auto it = image_zygotes_.find(digest); it != image_zygotes_.end()) return it->second.get();
-  if (auto it = image_zygote_refusals_.find(digest); it != image_zygote_refusals_.end())
-    return fail(ErrorKind::kNotFound, it->second);
+Result<std::unique_ptr<sandbox::Zygote>> SessionService::start_zygote(const std::string& image_class) {
+  jobs::ImageSource image;
+  {
+    std::lock_guard lock(images_mu_);
+    image = images_.at(image_class);
+  }
   sandbox::ZygoteOptions options;
   options.env = jobs::zygote_environment(image);
   std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
-  if (zygote_starter_stopping_ || !zygote_starter_.joinable()) return fail("the service is stopping");
-  std::optional<Result<std::unique_ptr<sandbox::Zygote>>> result;
-  zygote_starts_.push_back([&] {
-    auto made = jobs::start_image_zygote(binary, options, image, config_.state_dir + "/cache");
-    std::lock_guard done(image_zygotes_mu_);
-    result.emplace(std::move(made));
-    zygote_starter_wake_.notify_all();
-  });
-  zygote_starter_wake_.notify_all();
-  zygote_starter_wake_.wait(lock, [&] { return result.has_value(); });
-  auto started = std::move(*result);
-  if (!started) {
-    // Only what the image is (no pandas, no libpython) is kept; a failure of
-    // airlock's own is tried again by the next session.
-    if (started.error().kind == ErrorKind::kNotFound) image_zygote_refusals_[digest] = started.error().what;
-    return std::unexpected(started.error());
+  if (image.is_host()) {
+    auto started = sandbox::Zygote::start(binary, options);
+    if (!started) return fail("the sessions' preloaded interpreter: " + started.error().message());
+    return started;
   }
-  return (image_zygotes_[digest] = std::move(*started)).get();
+  auto started = jobs::start_image_zygote(binary, options, image, config_.state_dir + "/cache");
+  // Only what the image is (no pandas, no libpython) is kept; a failure of
+  // airlock's own is tried again by the next session.
+  if (!started && started.error().kind == ErrorKind::kNotFound) {
+    std::lock_guard lock(images_mu_);
+    image_zygote_refusals_[image.info.digest] = started.error().what;
+  }
+  return started;
 }
 
-void SessionService::zygote_starter_loop() {
-  std::unique_lock lock(image_zygotes_mu_);
-  for (;;) {
-    zygote_starter_wake_.wait(lock, [&] { return zygote_starter_stopping_ || !zygote_starts_.empty(); });
-    if (zygote_starts_.empty()) return;  // stopping, nothing asked
-    auto task = std::move(zygote_starts_.front());
-    zygote_starts_.pop_front();
-    lock.unlock();
-    task();
-    lock.lock();
+Result<std::shared_ptr<sandbox::Zygote>> SessionService::tenant_zygote(const std::string& tenant,
+                                                                       const jobs::ImageSource& image) {
+  const std::string key = jobs::image_class(image);
+  {
+    std::lock_guard lock(images_mu_);
+    if (!image.is_host())
+      if (auto it = image_zygote_refusals_.find(image.info.digest); it != image_zygote_refusals_.end())
+        return fail(ErrorKind::kNotFound, it->second);
+    images_.emplace(key, image);
   }
+  auto evicted = interpreters_->admit(tenant);
+  if (!evicted.empty()) drop_spares_of(evicted);  // forks of interpreters that were retired
+  return interpreters_->for_next_sandbox(tenant, key, jobs::Preload::kData);
 }
 
 }  // namespace airlock::service

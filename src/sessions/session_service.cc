@@ -90,14 +90,10 @@ Status SessionService::start() {
   // lives in the pool's process), so a session opens with the data stack
   // imported.
   if (config_.preloaded_pool > 0) {
-    sandbox::ZygoteOptions zygote;
-    zygote.env = jobs::zygote_environment();
-    std::string binary = config_.airlock_binary.empty() ? "/proc/self/exe" : config_.airlock_binary;
-    auto started = sandbox::Zygote::start(binary, zygote);
-    if (!started) return fail("the sessions' preloaded interpreter: " + started.error().message());
-    zygote_ = std::move(*started);
+    interpreters_ = std::make_unique<jobs::TenantInterpreters>(
+        jobs::InterpreterLimits{config_.preloaded_tenants, config_.preloaded_renew_jobs},
+        [this](const std::string& image, jobs::Preload) { return start_zygote(image); });
     spares_thread_ = std::thread([this] { spares_loop(); });
-    zygote_starter_ = std::thread([this] { zygote_starter_loop(); });
   }
   housekeeping_ = std::thread([this] { housekeeping_loop(); });
   return {};
@@ -147,12 +143,6 @@ void SessionService::stop() {
   }
   spares_wake_.notify_all();
   if (spares_thread_.joinable()) spares_thread_.join();
-  {
-    std::lock_guard lock(image_zygotes_mu_);
-    zygote_starter_stopping_ = true;
-  }
-  zygote_starter_wake_.notify_all();
-  if (zygote_starter_.joinable()) zygote_starter_.join();
   spares_.clear();  // each spare's sandbox: init killed, cgroup, mounts, directory removed
   wake_.notify_all();
   if (housekeeping_.joinable()) housekeeping_.join();
@@ -176,6 +166,7 @@ void SessionService::stop() {
   for (auto& w : waiting) w.done();
   open.clear();
   ended.clear();  // the last owners: joins each session's thread
+  interpreters_.reset();  // after the sessions: their sandboxes die with their interpreter
 }
 
 std::shared_ptr<LiveSession> SessionService::find(const Caller& c, const std::string& id) {
@@ -230,8 +221,11 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   request->image = *image;  // the digest NAME means now (shown in the session's request)
   options.image = *image;
   options.image_dir = service_image_dir(config_);
-  options.zygote = zygote_.get();
-  if (zygote_) options.image_zygote = [this](const jobs::ImageSource& i) { return image_zygote(i); };
+  options.tenant = c.tenant.id;
+  if (interpreters_)
+    options.tenant_zygote = [this, tenant = c.tenant.id](const jobs::ImageSource& i) {
+      return tenant_zygote(tenant, i);
+    };
   options.caps = {config_.session_value_cap_bytes, config_.session_html_cap_bytes, config_.session_error_cap_bytes,
                   config_.session_figures_cap_bytes};
   if (!request->policy.allow.empty()) {

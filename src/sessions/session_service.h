@@ -17,12 +17,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "base/unique_fd.h"
+#include "pool/tenant_interpreters.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/zygote.h"
 #include "service/api_error.h"
@@ -139,31 +141,31 @@ class SessionService {
   store::Store& store_;
   JobService& jobs_;
   std::unique_ptr<sandbox::CgroupBackend> cgroups_;
-  std::unique_ptr<sandbox::Zygote> zygote_;  // with preloaded_pool > 0: sessions fork from it
-  // With preloaded_pool > 0, sessions on a stored image fork from that
-  // image's preloaded interpreter (session_image_zygotes.cc): started by the
-  // first session on it, kept by digest until the service stops.
-  Result<sandbox::Zygote*> image_zygote(const jobs::ImageSource& image);
-  std::mutex image_zygote_calls_mu_;  // one image_zygote() at a time: no interpreter started twice
-  std::mutex image_zygotes_mu_;        // the starter's queue
-  std::map<std::string, std::unique_ptr<sandbox::Zygote>> image_zygotes_;  // by digest
-  std::map<std::string, std::string> image_zygote_refusals_;              // by digest: why none
-  // The thread that starts them: an interpreter dies with the thread that
-  // started it (PR_SET_PDEATHSIG follows the parent thread), and a session's
-  // open runs on a thread that ends; this one lives as long as the service.
-  void zygote_starter_loop();
-  std::thread zygote_starter_;
-  std::condition_variable zygote_starter_wake_;
-  std::deque<std::function<void()>> zygote_starts_;  // under image_zygotes_mu_
-  bool zygote_starter_stopping_ = false;
+  // With preloaded_pool > 0, sessions fork from preloaded interpreters of
+  // their tenant's own (session_image_zygotes.cc; pool/tenant_interpreters.h),
+  // one per tenant and image, started by the tenant's first session on it.
+  std::unique_ptr<jobs::TenantInterpreters> interpreters_;
+  Result<std::shared_ptr<sandbox::Zygote>> tenant_zygote(const std::string& tenant, const jobs::ImageSource& image);
+  Result<std::unique_ptr<sandbox::Zygote>> start_zygote(const std::string& image_class);
+  std::mutex images_mu_;
+  std::map<std::string, jobs::ImageSource> images_;             // by image_class(): what an interpreter runs
+  std::map<std::string, std::string> image_zygote_refusals_;   // by digest: why the image can have none
   // Spare sessions (session_spares.cc): preloaded sessions opened ahead with
   // the default policy, so that opening one is only fitting it to the request.
   Result<std::unique_ptr<jobs::Session>> open_engine(const jobs::Session::Options& options);
   void spares_loop();
-  jobs::Session::Options spare_options() const;
+  jobs::Session::Options spare_options(const std::string& tenant);
+  void drop_spares_of(const std::vector<std::string>& tenants);
   std::mutex spares_mu_;
   std::condition_variable spares_wake_;
-  std::deque<std::unique_ptr<jobs::Session>> spares_;
+  // Spares are forks of one tenant's interpreter, so each serves only that
+  // tenant: they are kept for the tenant that last opened a session.
+  struct Spare {
+    std::string tenant;
+    std::unique_ptr<jobs::Session> session;
+  };
+  std::deque<Spare> spares_;
+  std::optional<std::string> spare_tenant_;  // whose spares are made; none before the first session
   bool spares_stopping_ = false;
   std::thread spares_thread_;
   TaskPool tasks_{2};

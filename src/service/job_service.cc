@@ -276,14 +276,15 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   json accepted = body;
   accepted["image"] = *image;  // the digest NAME means now: the job runs on it
   if (request->answers) {
-    // A follow-up: the requests it answers must be the caller's tenant's and open.
-    auto hash = answerable_record_hash(c, request->answers->job, request->answers->requests);
+    // A follow-up: the requests it answers must be the caller's tenant's. Whether
+    // they are still open is decided with the job's creation (below), after the
+    // idempotency lookup: a retry of an accepted follow-up gets that follow-up.
+    auto hash = answerable_record_hash(c, request->answers->job, request->answers->requests, false);
     if (!hash) return std::unexpected(hash.error());
     accepted["answers"]["record_sha256"] = *hash;
   }
 
   store::JobRow row;
-  std::optional<ApiError> unanswered;
   json created_view;
   bool newly_created = false;
   {
@@ -308,46 +309,37 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
         return api_error(429, "overloaded", "tenant " + c.tenant.name + ": " + *why);
     }
     remember_share(c.tenant);
-    auto created = store_.create_job(row);
+    // A follow-up's answers are written with the job, before any worker can take
+    // it: if another request answered one of them meanwhile, there is no job.
+    std::vector<store::DataRequestAnswer> answers;
+    if (request->answers)
+      for (const auto& id : request->answers->requests)
+        answers.push_back({c.tenant.id, request->answers->job, id, store::AnswerState::kAnswered, row.id, "",
+                           c.key.id, row.created_at});
+    auto created = store_.create_job(row, answers);
     if (!created) {
       queue_.remove(row.id);
+      if (request->answers && created.error().kind == ErrorKind::kRefused)
+        return api_error(409, "already_answered", created.error().message());
       return storage_failure(created.error());
     }
     if (!created->second) {
       queue_.remove(row.id);  // idempotent replay: the earlier job stands
-    } else if (request->answers) {
-      // The answers are written before any worker can take the job; if another
-      // request answered one of them meanwhile, this job never runs.
-      std::vector<store::DataRequestAnswer> answers;
-      for (const auto& id : request->answers->requests)
-        answers.push_back({c.tenant.id, request->answers->job, id, store::AnswerState::kAnswered, row.id, "",
-                           c.key.id, row.created_at});
-      if (auto st = store_.answer_data_requests(answers); !st) {
-        queue_.remove(row.id);
-        unanswered = ApiError{st.error().kind == ErrorKind::kRefused ? 409 : 500,
-                              st.error().kind == ErrorKind::kRefused ? "already_answered" : "internal",
-                              st.error().message()};
-      } else {
-        log({{"event", "job_queued"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"key_id", row.key_id},
-             {"answers", request->answers->job}});
-        work_.notify_one();
-      }
     } else {
-      log({{"event", "job_queued"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"key_id", row.key_id}});
+      json event = {{"event", "job_queued"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"key_id", row.key_id}};
+      if (request->answers) event["answers"] = request->answers->job;
+      log(event);
       work_.notify_one();
     }
     newly_created = created->second;
-    if (!unanswered) created_view = view(created->first);
-  }
-  if (unanswered) {
-    finish_without_running(row, jobs::Outcome::kInputRejected, "answers: " + unanswered->message);
-    return std::unexpected(*unanswered);
+    created_view = view(created->first);
   }
   return std::pair{created_view, newly_created};
 }
 
 ApiResult<std::string> JobService::answerable_record_hash(const Caller& c, const std::string& job_id,
-                                                         const std::vector<std::string>& request_ids) {
+                                                         const std::vector<std::string>& request_ids,
+                                                         bool open_only) {
   auto first = store_.job(c.tenant.id, job_id);  // another tenant's job answers as missing
   if (!first) return internal(first.error().message());
   if (!*first) return not_found("job " + job_id);
@@ -359,6 +351,7 @@ ApiResult<std::string> JobService::answerable_record_hash(const Caller& c, const
   auto answers = store_.data_request_answers(c.tenant.id, job_id);
   if (!answers) return internal(answers.error().message());
   auto record = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
+  if (!open_only) answers->clear();  // the caller writes its answers where an answered one refuses them
   if (auto why = unanswerable(job_id, record, request_ids, *answers)) return std::unexpected(*why);
   return (*rec)->hash;
 }

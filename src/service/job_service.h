@@ -124,8 +124,11 @@ class JobService {
   Result<std::optional<store::JobRow>> readable_job(const Caller& c, const std::string& id);
   // The stored record hash of the caller's tenant's finished job whose
   // `request_ids` are all open (service/data_request_answers.h), or why not.
+  // `open_only` false: whether they are still open is not looked at (the
+  // store's create_job decides it, with the follow-up's creation).
   ApiResult<std::string> answerable_record_hash(const Caller& c, const std::string& job_id,
-                                                const std::vector<std::string>& request_ids);
+                                                const std::vector<std::string>& request_ids,
+                                                bool open_only = true);
   void worker_loop();
   void housekeeping_loop();
   // --- cluster mode (job_service_cluster.cc) ---

@@ -104,8 +104,13 @@ class Store {
 
   // Jobs. A new job is always queued. With a non-empty idempotency_key, an
   // existing job of the same tenant and key is returned instead (second: false).
-  // id and created_at are generated if empty.
-  Result<std::pair<JobRow, bool>> create_job(const JobRow& row);
+  // id and created_at are generated if empty. `answers`: the data requests a
+  // follow-up answers (by_job is set to the new job's id), written in the
+  // same transaction as the job, as answer_data_requests() writes them: when
+  // one already has an answer, refused (kRefused) and nothing is written, no
+  // job either. An idempotent replay writes no answer.
+  Result<std::pair<JobRow, bool>> create_job(const JobRow& row,
+                                             const std::vector<DataRequestAnswer>& answers = {});
   // queued -> running; fails if the job is not queued. With a node_id, refused
   // (kRefused) unless that node claimed the job ("" = no check, role all).
   Status mark_running(const std::string& job_id, int pid, const std::string& at,
@@ -176,7 +181,7 @@ class Store {
 
   // Data request answers (docs/data-requests.md). In one write: for each
   // answer, refused (err 0, kind kRefused, "request r1 of job J is already
-  // answered") when the request already has one; else its row and a chained
+  // answered by job J2") when the request already has one; else its row and a chained
   // data_request_answer record in the tenant's chain. All or none.
   Status answer_data_requests(const std::vector<DataRequestAnswer>& answers);
   // The answers of the tenant's job, by request id order of arrival.
@@ -300,6 +305,8 @@ class Store {
   // under mu_ after the commit. Both may run on another writer's thread, and
   // `apply` more than once (see commit_locked): it must not keep state between runs.
   Status write(std::function<Status()> apply, std::function<void()> committed = {});
+  // answer_data_requests()'s statements, inside a write.
+  Status answer_data_requests_locked(const std::vector<DataRequestAnswer>& answers);
   void commit_batch(const std::vector<CommitQueue::Write*>& batch);
   void commit_locked(const std::vector<CommitQueue::Write*>& batch);
   Result<StatementCache::Lease> sql(const char* text) { return statements_.get(text); }

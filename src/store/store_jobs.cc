@@ -86,7 +86,8 @@ std::optional<std::pair<std::string, int64_t>> decode_cursor(const std::string& 
 
 }  // namespace
 
-Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
+Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in,
+                                                  const std::vector<DataRequestAnswer>& answers_in) {
   JobRow row = in;
   if (row.tenant_id.empty()) return fail("a job needs a tenant");
   if (row.id.empty()) {
@@ -133,6 +134,10 @@ Result<std::pair<JobRow, bool>> Store::create_job(const JobRow& in) {
         .bind(6, row.created_at)
         .bind(7, row.image);
     if (auto st = (*s)->run(); !st) return st;
+    // A follow-up's answers with it: a request answered meanwhile leaves no job.
+    std::vector<DataRequestAnswer> answers = answers_in;
+    for (auto& a : answers) a.by_job = row.id;
+    if (auto st = answer_data_requests_locked(answers); !st) return st;
     if (auto st = notify_locked(kChannelJobs, row.id); !st) return st;
     result = row;
     created = true;

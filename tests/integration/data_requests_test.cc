@@ -13,8 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "base/unique_fd.h"
 #include "service_fixture.h"
+#include "store/store.h"
 
 using namespace airlock::testing;
 using nlohmann::json;
@@ -203,6 +207,90 @@ TEST(DataRequests, AFloodIsBoundedAndARequestNamingAUrlConnectsNowhere) {
   socklen_t peer_len = sizeof(peer);
   EXPECT_LT(::accept(listener.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len), 0);
   EXPECT_EQ(errno, EAGAIN) << "something connected to the URL a request named";
+}
+
+// A job of alpha's that asks for one file (r1) and ends input_requested.
+std::string asking_job(HttpClient& http, const TestKey& key) {
+  json first = run_job(http, key,
+                       {{"code", "import airlock_request\nairlock_request.ask('more.csv', 'one more export')\n"}});
+  EXPECT_EQ(first["outcome"], "input_requested") << first.dump(2);
+  return first.value("id", "");
+}
+
+json follow_up_body(const std::string& first_id) {
+  return {{"command", {"true"}}, {"answers", {{"job", first_id}, {"requests", {"r1"}}}}};
+}
+
+// How many of the tenant's jobs ended `outcome`, and how many there are.
+std::pair<size_t, size_t> jobs_ending(HttpClient& http, const TestKey& key, const std::string& outcome) {
+  auto list = http.request("GET", "/v1/jobs?limit=100", "", key.auth());
+  EXPECT_EQ(list.status, 200) << list.body;
+  size_t n = 0;
+  json jobs = list.json().value("jobs", json::array());
+  for (const auto& j : jobs) n += j.value("outcome", json()) == outcome;
+  return {n, jobs.size()};
+}
+
+TEST(DataRequests, AFollowUpRetriedWithItsIdempotencyKeyGetsTheFirstFollowUp) {
+  ServiceProcess svc;
+  HttpClient http{svc.port()};
+  const std::string first_id = asking_job(http, svc.alpha);
+  ASSERT_FALSE(first_id.empty());
+  auto h = svc.alpha.auth();
+  h["idempotency-key"] = "follow-up-1";
+  const std::string body = follow_up_body(first_id).dump();
+  auto accepted = http.request("POST", "/v1/jobs", body, h);
+  ASSERT_EQ(accepted.status, 201) << accepted.body;
+  // The client's connection dropped before the answer: it sends the same again.
+  auto retried = http.request("POST", "/v1/jobs", body, h);
+  EXPECT_EQ(retried.status, 200) << retried.body;
+  EXPECT_EQ(retried.json().value("id", ""), accepted.json().value("id", ""));
+  // Another key (another follow-up) for the answered request is still refused.
+  auto other = http.request("POST", "/v1/jobs", body, svc.alpha.auth());
+  EXPECT_EQ(other.status, 409) << other.body;
+  EXPECT_EQ(other.json()["error"]["code"], "already_answered") << other.body;
+  EXPECT_NE(other.body.find("answered by job " + accepted.json().value("id", "")), std::string::npos) << other.body;
+  EXPECT_EQ(jobs_ending(http, svc.alpha, "input_rejected").first, 0u) << "a refused follow-up left a job";
+}
+
+TEST(DataRequests, OfFollowUpsRacingForOneRequestTheRefusedLeaveNothing) {
+  ServiceProcess svc;
+  HttpClient http{svc.port()};
+  const std::string first_id = asking_job(http, svc.alpha);
+  ASSERT_FALSE(first_id.empty());
+  json racing = follow_up_body(first_id);
+  racing["wait_s"] = 60;  // the accepted one answers once it ended: every record is written then
+  const std::string body = racing.dump();
+  constexpr int kRacers = 16;
+  std::vector<int> status(kRacers, 0);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> racers;
+  for (int i = 0; i < kRacers; ++i)
+    racers.emplace_back([&, i] {
+      HttpClient mine{svc.port()};
+      ready.fetch_add(1);
+      while (ready.load() < kRacers) std::this_thread::yield();
+      auto r = mine.request("POST", "/v1/jobs", body, svc.alpha.auth());
+      status[i] = r.status;
+    });
+  for (auto& t : racers) t.join();
+  int accepted = 0;
+  for (int i = 0; i < kRacers; ++i) {
+    if (status[i] == 201) ++accepted;
+    else EXPECT_EQ(status[i], 409) << "racer " << i;
+  }
+  ASSERT_EQ(accepted, 1);
+  auto [rejected, total] = jobs_ending(http, svc.alpha, "input_rejected");
+  EXPECT_EQ(rejected, 0u) << "a refused follow-up left an input_rejected job";
+  EXPECT_EQ(total, 2u) << "the first job and the accepted follow-up only";
+  svc.stop();
+  auto store = airlock::store::Store::open(svc.data_dir());
+  ASSERT_TRUE(store) << store.error().message();
+  auto report = (*store)->verify();
+  ASSERT_TRUE(report);
+  EXPECT_TRUE(report->ok);
+  // The first job's record, the answer's, the follow-up's: no record of a refused one.
+  EXPECT_EQ(report->records, 3u);
 }
 
 TEST(DataRequests, AirlockRunExitsWith119AndSaysWhatIsAsked) {

@@ -20,6 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobs/run_request.h"
+#include "workspace/file_type.h"
+
 namespace {
 
 using Route = std::pair<std::string, std::string>;  // method, pattern
@@ -119,6 +122,25 @@ TEST(OpenApiDocument, EveryPathParameterIsDeclared) {
           declared |= p.value("name", "") == name && p.value("in", "") == "path";
         EXPECT_TRUE(declared) << method << " " << pattern << " does not declare the path parameter " << name;
       }
+}
+
+// Policy.outputs.types lists exactly the output types a job's policy may name:
+// the file types airlock detects, but binary (never accepted by name).
+TEST(OpenApiDocument, OutputTypesAreTheOnesAPolicyAccepts) {
+  auto doc = document();
+  ASSERT_TRUE(doc.is_object());
+  const auto& items = doc["components"]["schemas"]["Policy"]["properties"]["outputs"]["properties"]["types"]["items"];
+  ASSERT_TRUE(items.contains("enum")) << items.dump();
+  std::set<std::string> documented;
+  for (const auto& t : items["enum"]) documented.insert(t.get<std::string>());
+  std::set<std::string> accepted;
+  for (int t = 0; t <= static_cast<int>(airlock::workspace::FileType::kBinary); ++t) {
+    std::string name(airlock::workspace::type_name(static_cast<airlock::workspace::FileType>(t)));
+    if (airlock::jobs::parse_type_list(name)) accepted.insert(name);
+  }
+  EXPECT_TRUE(accepted.count("archive")) << "the list below would not see a type it cannot name";
+  EXPECT_EQ(documented, accepted);
+  for (const auto& name : documented) EXPECT_TRUE(airlock::jobs::parse_type_list(name)) << name;
 }
 
 // The route files, found from this file's path (src/api/).

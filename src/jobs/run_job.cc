@@ -149,11 +149,12 @@ Status run_in_sandbox(const RunRequest& req, const RunEnvironment& env, JobRecor
     egress.emplace(std::move(*started));
     laps.lap("egress");
   }
+  const auto payload_started = std::chrono::steady_clock::now();  // the wall time runs from here
   if (auto st = process.start(command, channel->write_end.get()); !st) return st;
   channel->write_end.reset();  // the payload's alone now: its end closes when the job's processes are gone
   laps.lap("start");
   SuperviseOptions opt{p.timeout_ms, p.cpu_time_ms, p.stdout_cap_bytes, env.echo_stdout,
-                       env.echo_stderr, env.cancel_fd};
+                       env.echo_stderr, env.cancel_fd, payload_started};
   requests::RequestReader asked(req.data_request_limits);
   auto run = supervise(process, cgroup, std::move(sb->stdout_r), std::move(sb->stderr_r), opt,
                        {std::move(channel->read_end), &asked});

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "base/terminal_text.h"
+#include "jobs/wall_time.h"
 #include "sys/file_io.h"
 
 namespace airlock::jobs {
@@ -82,6 +83,9 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
                                   const SuperviseOptions& opt, RequestChannel requests) {
   SuperviseResult result;
   auto start = Clock::now();
+  const Clock::time_point payload_started =
+      opt.payload_started == Clock::time_point{} ? start : opt.payload_started;
+  std::optional<Clock::time_point> payload_ended;  // init's kExited report, or init's exit
   UniqueFd requests_r = std::move(requests.read_end);
   for (int fd : {stdout_r.get(), stderr_r.get(), requests_r.get()})
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -123,7 +127,10 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       auto msg = process.read_message();
       if (!msg) return std::unexpected(msg.error());
       if (!msg->has_value()) sync_open = false;
-      else if ((*msg)->kind == sandbox::MsgKind::kExited) result.wait_status = (*msg)->value;
+      else if ((*msg)->kind == sandbox::MsgKind::kExited) {
+        result.wait_status = (*msg)->value;
+        if (!payload_ended) payload_ended = Clock::now();
+      }
     }
     if (fds[3].revents) {
       // init has fully exited: the kernel has already killed and released
@@ -131,7 +138,7 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
       // (nothing, unless something escaped the namespace) is killed now.
       init_done = true;
       init_exit_at = Clock::now();
-      result.wall_ms = ms_since(start);
+      if (!payload_ended) payload_ended = init_exit_at;
       if (auto st = cgroup.kill_all(); !st) return std::unexpected(st.error());
     }
     if (fds[4].revents) {
@@ -165,7 +172,7 @@ Result<SuperviseResult> supervise(sandbox::SandboxProcess& process, sandbox::Cgr
   if (requests.reader != nullptr) requests.reader->finish();
   echo_out.finish();
   echo_err.finish();
-  if (result.wall_ms == 0) result.wall_ms = ms_since(start);
+  result.wall_ms = billed_wall_ms(payload_ended.value_or(Clock::now()) - payload_started);
   return result;
 }
 

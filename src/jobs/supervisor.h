@@ -3,6 +3,7 @@
 // on request, and learns how the payload ended.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -22,6 +23,9 @@ struct SuperviseOptions {
   int echo_stdout = -1;  // fd to copy the program's stdout to live, or -1 (escaped if a terminal)
   int echo_stderr = -1;
   int cancel_fd = -1;    // readable (e.g. a signalfd) when the job must be cancelled, or -1
+  // When the payload was started (just before SandboxProcess::start); the
+  // clock's epoch: when supervise() begins. The wall time runs from here.
+  std::chrono::steady_clock::time_point payload_started{};
 };
 
 // The job's data request channel: the read end of its pipe and the reader
@@ -38,6 +42,9 @@ struct SuperviseResult {
   bool timed_out = false;
   bool cpu_exceeded = false;
   bool cancelled = false;
+  // The payload's wall time (jobs/wall_time.h): from options.payload_started
+  // to init's report that it ended (or to init's exit, when it made none), at
+  // least 1 ms.
   uint64_t wall_ms = 0;
   CapturedStream out, err;
 };

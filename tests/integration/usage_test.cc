@@ -183,3 +183,27 @@ TEST(UsageService, ASessionCountsItsWholeTimeIdleIncludedOpenOrClosed) {
   // 3.6 an hour is exactly 0.000001 a millisecond.
   EXPECT_EQ(u["total"]["cost"]["session"], millionths(ms));
 }
+
+// A job that ends at once (`sh -c 'exit 3'`) still ran: its wall time is at
+// least 1 ms (measured from the payload's start, rounded up), so its memory
+// charge (peak x wall) is not zero.
+TEST(UsageService, AJobThatEndsAtOnceIsBilledItsWallTimeAndMemory) {
+  TempDir dir;
+  std::ofstream(dir.sub("rates.toml")) << "[rates]\ncurrency = \"GBP\"\nvcpu_second = \"0\"\n"
+                                          "memory_gb_second = \"1000\"\nstorage_gb_month = \"0\"\n"
+                                          "egress_gb = \"0\"\nsession_hour = \"0\"\n";
+  ServiceProcess svc({"--config", dir.sub("rates.toml")});
+  HttpClient http(svc.port());
+  json failed = run_job(http, svc.alpha, {{"command", json::array({"sh", "-c", "exit 3"})}});
+  ASSERT_EQ(failed["outcome"], "failed") << failed.dump();
+  const json& usage = failed["record"]["usage"];
+  EXPECT_GE(usage["wall_ms"].get<uint64_t>(), 1u) << usage.dump();
+  EXPECT_GT(usage["peak_memory_bytes"].get<uint64_t>(), 0u) << usage.dump();
+  json u = get(http, svc.alpha, "/v1/usage?items=1");
+  ASSERT_EQ(u["items"].size(), 1u) << u.dump();
+  const json& item = u["items"][0];
+  EXPECT_EQ(item["usage"]["wall_ms"], usage["wall_ms"]);
+  EXPECT_NE(item["usage"]["memory_gb_s"], "0.000000") << item.dump();
+  EXPECT_NE(item["cost"]["memory"], "0.000000") << item.dump();
+  EXPECT_EQ(u["total"]["cost"]["memory"], item["cost"]["memory"]);
+}

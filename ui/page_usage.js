@@ -1,7 +1,9 @@
 // Usage and its cost over a time range (GET /v1/usage, docs/usage.md): the
 // totals under the rate card, then per day and per tenant (an admin key sees
-// every tenant) as tables with a bar of each group's cost. Keys and tenant
-// names come from the store: shown as text only.
+// every tenant) as tables with a bar of each group's cost. The totals are the
+// answer's `total` (the scope's: every tenant's for an admin key), so jobs,
+// CPU, wall and cost are of the same jobs; the stored bytes are the key's own
+// tenant's. Keys and tenant names come from the store: shown as text only.
 import { api } from './api.js';
 import { el, fields, table, section } from './dom.js';
 import { showControls, bytes, ms } from './text.js';
@@ -19,6 +21,14 @@ function costBar(value, max) {
   return el('span', { class: 'cost-track' }, bar);
 }
 
+// A group's label: a tenant's name (the answer's `name`, with the id as the
+// cell's title), else its key (a day, an image, a tenant without a name).
+function groupLabel(g) {
+  const key = showControls(String(g.key), false);
+  if (typeof g.name !== 'string' || !g.name) return el('td', {}, key);
+  return el('td', { title: key }, showControls(g.name, false));
+}
+
 function groupTable(title, u) {
   const groups = Array.isArray(u.groups) ? u.groups : [];
   const currency = showControls(String((u.rates && u.rates.currency) || ''), false);
@@ -26,7 +36,7 @@ function groupTable(title, u) {
   const rows = groups.map((g) => {
     const use = g.usage || {};
     return el('tr', {},
-      el('td', {}, showControls(String(g.key), false)),
+      groupLabel(g),
       el('td', {}, String(g.jobs ?? 0)), el('td', {}, String(g.sessions ?? 0)),
       el('td', {}, ms(use.cpu_ms)), el('td', {}, ms(use.wall_ms)),
       el('td', {}, showControls(String(use.memory_gb_s ?? ''), false)),
@@ -56,16 +66,21 @@ export async function usagePage(view) {
     while (out.firstChild) out.removeChild(out.firstChild);
     const s = u.storage || {};
     const total = u.total || {};
+    const use = total.usage || {};
     const currency = showControls(String((u.rates && u.rates.currency) || ''), false);
+    const everyTenant = u.scope === 'all_tenants';
     out.append(fields([
-      ['Scope', showControls(String(u.scope ?? ''), false)],
-      ['Jobs', String(u.jobs)], ['CPU', ms(u.cpu_ms)], ['Wall', ms(u.wall_ms)],
+      ['Scope', everyTenant ? 'every tenant' : "this key's tenant"],
+      ['Jobs', String(total.jobs ?? 0)], ['Sessions', String(total.sessions ?? 0)],
+      ['CPU', ms(use.cpu_ms)], ['Wall', ms(use.wall_ms)],
       ['Cost', `${showControls(String((total.cost && total.cost.total) ?? ''), false)} ${currency}`],
-      ['Stored', `${bytes(s.total_bytes)} of ${bytes(s.quota_bytes)} (artifacts ${bytes(s.artifacts_bytes)}, snapshots ${bytes(s.snapshots_bytes)}, uploads ${bytes(s.uploads_bytes)})`],
+      [everyTenant ? "Stored (this key's tenant)" : 'Stored',
+       `${bytes(s.total_bytes)} of ${bytes(s.quota_bytes)} (artifacts ${bytes(s.artifacts_bytes)}, snapshots ${bytes(s.snapshots_bytes)}, uploads ${bytes(s.uploads_bytes)})`],
     ]));
     out.append(groupTable('Per day', u), groupTable('Per tenant', t));
     const by = u.by_outcome && typeof u.by_outcome === 'object' ? Object.entries(u.by_outcome) : [];
-    out.append(section('Jobs by outcome', table(['Outcome', 'Jobs'],
+    // by_outcome is the key's own tenant's (docs/usage.md): said so when the rest is every tenant's.
+    out.append(section(everyTenant ? "Jobs by outcome (this key's tenant)" : 'Jobs by outcome', table(['Outcome', 'Jobs'],
       by.map(([k, v]) => el('tr', {}, el('td', {}, showControls(k, false)), el('td', {}, String(v)))))));
   }
   await show();

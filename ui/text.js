@@ -25,13 +25,28 @@ export function ms(n) {
   return n >= 1000 ? (n / 1000).toFixed(2) + ' s' : n.toFixed(n < 10 ? 2 : 0) + ' ms';
 }
 
+// The phases in the order a job goes through them: the service's
+// (service_timing: queue, prepare, run, finish; src/service/job_service.cc)
+// and the sandbox's (timing: take or prepare, admit, restore, egress, start,
+// run, stop, collect; src/jobs/run_job.cc), with checks, store and cleanup
+// where older records had them. The stored record's JSON has its keys in
+// alphabetical order, so the order is this list's, not the object's.
+export const PHASE_ORDER = ['queue', 'take', 'prepare', 'admit', 'restore', 'egress', 'start', 'run', 'stop',
+                            'collect', 'checks', 'finish', 'store', 'cleanup'];
+
 // The record's timing ({admit_ms: 1.2, ...}) as bar segments: name, ms and
-// share of the total (0..1), in the record's order; non-numbers are skipped.
+// share of the total (0..1), in PHASE_ORDER (a phase it does not name comes
+// after those, by name); non-numbers are skipped.
 export function phaseSegments(timing) {
   if (!timing || typeof timing !== 'object') return [];
+  const rank = (name) => {
+    const i = PHASE_ORDER.indexOf(name);
+    return i < 0 ? PHASE_ORDER.length : i;
+  };
   const parts = Object.entries(timing)
     .filter(([, v]) => typeof v === 'number' && Number.isFinite(v) && v >= 0)
-    .map(([k, v]) => ({ name: k.replace(/_ms$/, ''), ms: v }));
+    .map(([k, v]) => ({ name: k.replace(/_ms$/, ''), ms: v }))
+    .sort((a, b) => rank(a.name) - rank(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const total = parts.reduce((a, p) => a + p.ms, 0);
   return parts.map((p) => ({ ...p, share: total > 0 ? p.ms / total : 0 }));
 }

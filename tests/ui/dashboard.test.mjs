@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServe, call } from './serve.mjs';
 import { launch, openPage } from './browser.mjs';
+import { ms, PHASE_ORDER } from '../../ui/text.js';
 
 const artifacts = process.env.AIRLOCK_UI_ARTIFACTS || join(process.cwd(), 'artifacts');
 mkdirSync(artifacts, { recursive: true });
@@ -111,6 +112,13 @@ test("a job's page: command, image digest, outputs with sha256, timing bar, clea
   assert.ok(text.includes('processes'), 'cleanup shown');
   assert.ok(text.includes('mounts, cgroup, staging'), 'what was removed after the record shown');
   assert.ok((await page.$$('.bar .seg')).length >= 3, 'timing phases drawn as a bar');
+  // In the pipeline's order (the stored record's keys are alphabetical): the sandbox is prepared first.
+  const phases = await page.$$eval('.timing', (ts) => ts.map((t) => [...t.querySelectorAll('.legend li')]
+    .map((li) => li.textContent.split(' ')[0])));
+  assert.deepEqual(phases.map((p) => [...p].sort((a, b) => PHASE_ORDER.indexOf(a) - PHASE_ORDER.indexOf(b))), phases,
+                   JSON.stringify(phases));
+  assert.ok(['prepare', 'take'].includes(phases[0][0]), JSON.stringify(phases));
+  assert.deepEqual(phases[1], ['queue', 'prepare', 'run', 'finish'], "the service's phases");
   // Download (through fetch with the key, checked against the record's sha256), then publish.
   await page.click('#outputs button.download');
   await page.waitForFunction(() => document.querySelector('.message').textContent.startsWith('Downloaded'));
@@ -345,6 +353,42 @@ test('an admin key sees every tenant: the tenant filter asks the API, each row s
   await screenshot(page, 'jobs-admin-all-tenants');
   await Promise.all([page.waitForSelector('#cleanup'), page.click(`a[href="#/jobs/${theirs.id}"]`)]);
   assert.match(await page.$eval('h1', (h) => h.textContent), new RegExp(theirs.id));
+  assertClean(seen);
+  await page.close();
+});
+
+test("an admin key's usage page: every tenant's totals, as the API's, and each tenant by its name", async () => {
+  await job({ command: ['sh', '-c', 'true'], wait_s: 30 });
+  await job({ command: ['sh', '-c', 'true'], wait_s: 30 }, serve.keys.other);
+  const { page, seen } = await signIn(serve.keys.admin);
+  await page.goto(serve.url + '/ui/#/usage', { waitUntil: 'networkidle0' });
+  await page.waitForSelector('.cost-bar');
+  const shown = Object.fromEntries(await page.$$eval('table.fields tr', (rows) => rows.map((r) => [
+    r.querySelector('th').textContent, r.querySelector('td').textContent])));
+  const tenants = await page.evaluate(() => {
+    const s = [...document.querySelectorAll('section')].find((x) => x.querySelector('h2').textContent === 'Per tenant');
+    return [...s.querySelectorAll('tbody tr')].map((r) => ({ label: r.cells[0].textContent, title: r.cells[0].title,
+                                                             jobs: r.cells[1].textContent }));
+  });
+  const api = await call(serve.url, serve.keys.admin, 'GET', '/v1/usage?group_by=tenant');
+  assert.equal(api.status, 200, api.text);
+  assert.equal(api.json.scope, 'all_tenants');
+  const total = api.json.total;
+  assert.equal(shown.Scope, 'every tenant');
+  assert.equal(shown.Jobs, String(total.jobs), JSON.stringify(shown));
+  assert.ok(total.jobs >= 2, JSON.stringify(total));
+  assert.equal(shown.CPU, ms(total.usage.cpu_ms), "the total's CPU, not the admin's own tenant's");
+  assert.notEqual(shown.Wall, ms(0), JSON.stringify(shown));
+  assert.match(shown.Cost, /^\d+\.\d{6} GBP$/);
+  // Each tenant by its name, the id as the cell's title.
+  const byName = Object.fromEntries(tenants.map((t) => [t.label, t]));
+  for (const g of api.json.groups) {
+    assert.ok(byName[g.name], `no row named ${g.name}: ${JSON.stringify(tenants)}`);
+    assert.equal(byName[g.name].title, g.key);
+    assert.equal(byName[g.name].jobs, String(g.jobs));
+  }
+  assert.ok(byName.alpha && byName.beta, JSON.stringify(tenants));
+  await screenshot(page, 'usage-admin');
   assertClean(seen);
   await page.close();
 });

@@ -22,6 +22,19 @@ test('timing phases become bar segments with shares; junk is skipped', () => {
   assert.deepEqual(phaseSegments({ a_ms: 0 }).map((s) => s.share), [0]);
 });
 
+test("timing phases are in the pipeline's order, not the stored object's alphabetical one", () => {
+  // A record as the service stores it: keys sorted.
+  const sandbox = { admit_ms: 1, collect_ms: 1, prepare_ms: 1, run_ms: 1, start_ms: 1, stop_ms: 1 };
+  assert.deepEqual(phaseSegments(sandbox).map((s) => s.name), ['prepare', 'admit', 'start', 'run', 'stop', 'collect']);
+  const pooled = { admit_ms: 1, collect_ms: 1, egress_ms: 1, restore_ms: 1, run_ms: 1, start_ms: 1, stop_ms: 1, take_ms: 1 };
+  assert.deepEqual(phaseSegments(pooled).map((s) => s.name),
+                   ['take', 'admit', 'restore', 'egress', 'start', 'run', 'stop', 'collect']);
+  const service = { finish_ms: 1, prepare_ms: 1, queue_ms: 1, run_ms: 1 };
+  assert.deepEqual(phaseSegments(service).map((s) => s.name), ['queue', 'prepare', 'run', 'finish']);
+  assert.deepEqual(phaseSegments({ zeta_ms: 1, run_ms: 1, alpha_ms: 1 }).map((s) => s.name), ['run', 'alpha', 'zeta'],
+                   'a phase the page does not know comes last, by name');
+});
+
 test('Prometheus text: names, labels with escapes, values; comments and junk skipped', () => {
   const m = parseMetrics('# HELP x\nairlock_queue_depth 3\nairlock_jobs_total{outcome="failed"} 2\n' +
                          'weird{a="x\\"y"} 1\nnot a metric line\n');

@@ -45,7 +45,7 @@ test_packages=(
   # airlock image build: Debian roots from recipes, packed as erofs images (docs/images.md)
   mmdebstrap erofs-utils
   # the pdf check's reader (pdfinfo, pdftotext), run in a sandbox on the host image
-  poppler-utils
+  poppler-utils qpdf  # qpdf: the scan for active content decodes every object with it (docs/checks.md)
   postgresql  # the store's tests and bench on PostgreSQL: initdb and a server in a temp dir (docs/store.md)
 )
 

@@ -74,7 +74,7 @@ Result<validate::PdfFacts> read_one(const PdfReaderSetup& setup, const std::stri
       if (err.size() > 240) err = "..." + err.substr(err.size() - 240);
       if (!err.empty()) why += (why.empty() ? "" : "; stderr: ") + err;
     }
-    return fail("poppler in its sandbox ended as " + outcome +
+    return fail("the PDF reader (poppler, qpdf) in its sandbox ended as " + outcome +
                 (why.empty() ? "" : ": " + validate::printable(why, 400, false)));
   }
   auto info = sys::read_file(dir + "/out/info.txt", 64 << 10);

@@ -172,6 +172,9 @@ TEST_F(InspectChecksTest, PdfsWithActiveContentEmbeddedFilesOrEncryptionAreRefus
       check("pdf", "uri.pdf"),
       check("pdf", "embedded.pdf"),
       check("pdf", "encrypted.pdf"),
+      check("pdf", "objstm_js.pdf"),
+      check("pdf", "objstm_launch.pdf"),
+      check("pdf", "damaged.pdf"),
   });
   checks.push_back({{"kind", "pdf"}, {"output", "uri.pdf"}, {"name", "uri allowed"}, {"allow", {"uri"}}});
   auto c = run_checks_job(http, svc.alpha, script("pdfs.py"), checks);
@@ -184,11 +187,20 @@ TEST_F(InspectChecksTest, PdfsWithActiveContentEmbeddedFilesOrEncryptionAreRefus
       {"uri.pdf", "uri.pdf has 1 page; it holds 1 URI link, the first to \"https://example.invalid/x\""},
       {"embedded.pdf", "embedded.pdf has 1 page; it holds 1 embedded file"},
       {"encrypted.pdf", "encrypted.pdf has 1 page; it is encrypted"},
+      // In object streams under ASCIIHex, and Flate with a PNG predictor: qpdf decodes them.
+      {"objstm_js.pdf", "objstm_js.pdf has 1 page; it holds JavaScript"},
+      {"objstm_launch.pdf", "objstm_launch.pdf has 1 page; it holds a Launch action (runs a program)"},
   };
   for (const auto& [label, detail] : refused) {
     EXPECT_FALSE(c[label]["passed"]) << label;
     EXPECT_EQ(c[label]["detail"], detail) << label;
   }
+  std::string damaged = c["damaged.pdf"]["detail"];
+  EXPECT_FALSE(c["damaged.pdf"]["passed"]);
+  EXPECT_TRUE(damaged.starts_with("damaged.pdf: the PDF reader (poppler, qpdf) in its sandbox ended as failed"))
+      << damaged;
+  EXPECT_NE(damaged.find("pdf_actions: qpdf had to repair the document, which is refused"), std::string::npos)
+      << damaged;
 }
 
 // examples/analyst_bundle.py through the service: its bundle.zip (the CSV and

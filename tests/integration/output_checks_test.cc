@@ -101,7 +101,8 @@ TEST_F(OutputChecksTest, HostilePdfsFailTheCheckWithPopplersReason) {
   json r = run_job(http, svc.alpha, write_file_job("doc.pdf", huge, check));
   EXPECT_EQ(r["outcome"], "output_rejected") << r.dump(2);
   std::string detail = r["record"]["checks"][0]["detail"];
-  EXPECT_TRUE(detail.starts_with("doc.pdf: poppler in its sandbox ended as failed: the program exited with status 99"))
+  EXPECT_TRUE(detail.starts_with("doc.pdf: the PDF reader (poppler, qpdf) in its sandbox ended as failed: "
+                                 "the program exited with status 99"))
       << detail;
   EXPECT_NE(detail.find("Page count (2000000000) larger than number of objects"), std::string::npos) << detail;
   // Garbage between a PDF header and trailer.
@@ -111,7 +112,7 @@ TEST_F(OutputChecksTest, HostilePdfsFailTheCheckWithPopplersReason) {
   r = run_job(http, svc.alpha, write_file_job("doc.pdf", garbage, check));
   EXPECT_EQ(r["outcome"], "output_rejected") << r.dump(2);
   detail = r["record"]["checks"][0]["detail"];
-  EXPECT_TRUE(detail.starts_with("doc.pdf: poppler in its sandbox ended as failed")) << detail;
+  EXPECT_TRUE(detail.starts_with("doc.pdf: the PDF reader (poppler, qpdf) in its sandbox ended as failed")) << detail;
   EXPECT_NE(detail.find("Couldn't read xref table"), std::string::npos) << detail;
 }
 

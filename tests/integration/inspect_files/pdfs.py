@@ -1,6 +1,9 @@
 # Good and hostile PDFs (JavaScript, Launch, URI, embedded file, encryption,
-# a wide page) for inspect_checks_test.cc, written by hand with their xref.
+# a wide page, actions in object streams, a broken xref) for
+# inspect_checks_test.cc, written by hand with their xref.
+import binascii
 import hashlib
+import zlib
 O = '/output/'
 
 def pdf(catalog=b'', objs=(), page=b'', trailer=b'', box=b'0 0 612 792', content=b'BT /F1 12 Tf 72 712 Td (Report) Tj ET'):
@@ -53,3 +56,44 @@ for name, data in files.items():
 stream_key = hashlib.md5(key + (4).to_bytes(3, 'little') + (0).to_bytes(2, 'little')).digest()[:10]
 enc = pdf(content=rc4(stream_key, b'BT /F1 12 Tf 72 712 Td (Report) Tj ET'), objs=[encrypt], trailer=b'/Encrypt 5 0 R /ID [<' + ident.hex().encode() + b'> <' + ident.hex().encode() + b'>] ')
 open(O + 'encrypted.pdf', 'wb').write(enc)
+
+
+def objstm(action, encode, filt):
+    # The catalog's /OpenAction is object 4, inside object stream 5; an xref stream (6) indexes them.
+    out, offsets = bytearray(b'%PDF-1.7\n'), {}
+    def add(n, body):
+        offsets[n] = len(out)
+        out.extend(b'%d 0 obj\n' % n + body + b'\nendobj\n')
+    add(1, b'<< /Type /Catalog /Pages 2 0 R /OpenAction 4 0 R >>')
+    add(2, b'<< /Type /Pages /Kids [3 0 R] /Count 1 >>')
+    add(3, b'<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>')
+    data = encode(b'4 0 ' + action)
+    add(5, b'<< /Type /ObjStm /N 1 /First 4 /Length %d %s >>\nstream\n' % (len(data), filt) + data + b'\nendstream')
+    at = len(out)
+    rows = [b'\0\0\0\0\xff'] + [b'\1' + offsets[n].to_bytes(3, 'big') + b'\0' for n in (1, 2, 3)]
+    rows += [b'\2\0\0\5\0', b'\1' + offsets[5].to_bytes(3, 'big') + b'\0', b'\1' + at.to_bytes(3, 'big') + b'\0']
+    table = b''.join(rows)
+    out.extend(b'6 0 obj\n<< /Type /XRef /Size 7 /W [1 3 1] /Root 1 0 R /Length %d >>\nstream\n' % len(table) + table)
+    out.extend(b'\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n' % at)
+    return bytes(out)
+
+def png_up(data, columns=4):
+    data += b' ' * (-len(data) % columns)
+    rows, prev = [], bytes(columns)
+    for i in range(0, len(data), columns):
+        row = data[i:i + columns]
+        rows.append(b'\2' + bytes((a - b) & 0xff for a, b in zip(row, prev)))
+        prev = row
+    return zlib.compress(b''.join(rows))
+
+open(O + 'objstm_js.pdf', 'wb').write(objstm(b'<< /S /JavaScript /JS (app.alert\\(1\\)) >>',
+                                              lambda d: binascii.hexlify(d) + b'>', b'/Filter /ASCIIHexDecode'))
+open(O + 'objstm_launch.pdf', 'wb').write(objstm(b'<< /S /Launch /F (cmd.exe) >>', png_up,
+                                                  b'/Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 4 >>'))
+# A broken xref table: every offset 7 bytes off. poppler and qpdf repair it; the check refuses it.
+good = pdf()
+start = good.index(b'xref\n')
+table = good[start:good.index(b'trailer')]
+shifted = table.split(b'\n')
+shifted = [b'%010d 00000 n ' % (int(l[:10]) + 7) if l.endswith(b' n ') else l for l in shifted]
+open(O + 'damaged.pdf', 'wb').write(good[:start] + b'\n'.join(shifted) + good[good.index(b'trailer'):])

@@ -121,7 +121,7 @@ int build(const ImageStore& store, const Args& args) {
   // A tool's own output: one line that keeps changing, on a terminal only.
   options.detail = [&](std::string_view line) {
     if (!tty) return;
-    std::string shown = airlock::terminal_safe(line.substr(0, 100), airlock::Newlines::kEscape);
+    std::string shown = airlock::quoted_text(line.substr(0, 100));
     std::fprintf(stderr, "\r\x1b[K      %s", shown.c_str());
     std::fflush(stderr);
     status_line = true;

@@ -59,7 +59,7 @@ Status reserve_record_path(jobs::RunRequest& request) {
 
 // One line on stderr; what the job chose in it is shown inert.
 void say(const std::string& line) {
-  std::fprintf(stderr, "airlock: %s\n", terminal_safe(line, Newlines::kEscape).c_str());
+  std::fprintf(stderr, "airlock: %s\n", quoted_text(line).c_str());
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ std::string text(const json& j, const char* key) {
   if (!j.contains(key)) return "";
   const json& v = j[key];
   // Names and reasons come from the session: one inert line each.
-  return terminal_safe(v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump(), Newlines::kEscape);
+  return quoted_text(v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump());
 }
 
 int create(const SessionArgs& a, SessionConn& conn) {

@@ -99,13 +99,15 @@ int finish(const SessionArgs& a, const std::string& exec_id, const json& view) {
   }
   bool saved = save_figures(a, exec_id, r.value("figures", json::array()));
   int exit = exec_exit_status(view, a.shell);
-  // What the code asks for is the sandbox's text: shown inert.
+  // What the code asks for is the sandbox's text: one inert line each, as `airlock run` shows it.
   for (const auto& q : r.value("data_requests", json::array()))
     if (q.is_object())
-      write_shown(STDERR_FILENO, "airlock: the call asks for data: " + q.value("id", "") + " " + q.value("name", "") +
-                                     ": " + q.value("why", "") + "\n");
+      (void)sys::write_all(STDERR_FILENO, "airlock: the call asks for data: " +
+                                              quoted_text(q.value("id", "") + " " + q.value("name", "") + ": " +
+                                                          q.value("why", "")) +
+                                              "\n");
   if (status != "ok" && status != "error")
-    std::fprintf(stderr, "airlock: exec %s ended: %s\n", exec_id.c_str(), status.c_str());
+    std::fprintf(stderr, "airlock: exec %s ended: %s\n", quoted_text(exec_id).c_str(), quoted_text(status).c_str());
   return exit == kExitOk && !saved ? kExitFailed : exit;
 }
 

@@ -158,7 +158,7 @@ int verify_command(const std::vector<std::string>& args) {
   }
   // A problem quotes stored names (artifacts, snapshot paths) or file text: one inert line each.
   for (const auto& p : report->problems)
-    std::printf("%s\n", airlock::terminal_safe(p, airlock::Newlines::kEscape).c_str());
+    std::printf("%s\n", airlock::quoted_text(p).c_str());
   std::fprintf(stderr, "airlock: %zu problem(s) in %llu records\n", report->problems.size(),
                static_cast<unsigned long long>(report->records));
   return 1;

@@ -37,6 +37,8 @@ size_t unfinished_tail(std::string_view s) {
 
 }  // namespace
 
+std::string quoted_text(std::string_view s) { return terminal_safe(s, Newlines::kEscape); }
+
 std::string terminal_safe(std::string_view s, Newlines newlines) {
   const bool keep = newlines == Newlines::kKeep;
   std::string out;

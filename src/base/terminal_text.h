@@ -18,6 +18,13 @@ enum class Newlines { kKeep, kEscape };  // kEscape: one line (a name inside a m
 [[nodiscard]] std::string terminal_safe(std::string_view bytes,
                                         Newlines newlines = Newlines::kKeep);
 
+// Text a job, a data request or the service chose, quoted inside a line
+// airlock writes itself ("airlock: asks r1 more.csv: WHY"): the one-line
+// form (terminal_safe with Newlines::kEscape), to a terminal, a file or a
+// pipe alike, so a newline in it (\x0a) cannot start a line of its own that
+// reads like airlock's ("ended: ok"). Every command quotes such text with it.
+[[nodiscard]] std::string quoted_text(std::string_view bytes);
+
 // The same for a stream that arrives in pieces: a UTF-8 sequence or a CR LF
 // split between two pieces is judged once it is whole.
 class TerminalStream {

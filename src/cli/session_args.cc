@@ -241,12 +241,12 @@ std::string describe_http_error(int status, const std::string& body) {
     const json& e = j["error"];
     std::string code = e.value("code", ""), message = e.value("message", "");
     return "HTTP " + std::to_string(status) + (code.empty() ? "" : " " + code) + ": " +
-           terminal_safe(message, Newlines::kEscape) + hint(status);
+           quoted_text(message) + hint(status);
   }
   std::string start = body.substr(0, 200);
   for (char& c : start)
     if (c == '\n' || c == '\r') c = ' ';
-  start = terminal_safe(start, Newlines::kEscape);
+  start = quoted_text(start);
   return "HTTP " + std::to_string(status) + (start.empty() ? "" : ": " + start) + hint(status);
 }
 

@@ -14,7 +14,7 @@ bool hex_char(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 
 // Untrusted text goes into error messages quoted and inert.
 std::string shown(std::string_view text) {
-  return "'" + terminal_safe(text.substr(0, 80), Newlines::kEscape) +
+  return "'" + quoted_text(text.substr(0, 80)) +
          (text.size() > 80 ? "...'" : "'");
 }
 

@@ -1,10 +1,13 @@
 #include "sandbox/image_mount.h"
 
 #include <fcntl.h>
+#include <linux/loop.h>
 #include <linux/mount.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <memory>
 
 #include "sys/syscalls.h"
@@ -37,20 +40,76 @@ ImageMountResult<ImageMount> ImageMount::mount_file(const std::string& image_fil
   return mount_fd(file.get());
 }
 
-ImageMountResult<ImageMount> ImageMount::mount_fd(int image_fd) {
+namespace {
+
+// An erofs superblock from `source` (a /proc/self/fd/N name: of the image
+// file, or of a loop device over it), mounted read-only, nosuid, nodev.
+ImageMountResult<UniqueFd> mount_erofs(const std::string& source) {
   UniqueFd fs(::fsopen("erofs", FSOPEN_CLOEXEC));
   if (!fs) return failed(ImageMountFailure::kMountApi, "fsopen erofs");
-  // The kernel opens the source by this name in our own fd table; the name is
-  // what mountinfo shows.
-  std::string source = "/proc/self/fd/" + std::to_string(image_fd);
-  if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", source.c_str(), 0) < 0)
+  // "ro": the superblock is read-only from the start, so a loop device is
+  // opened for reading only (a read-only one refuses a writer with EACCES).
+  if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", source.c_str(), 0) < 0 ||
+      ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "ro", nullptr, 0) < 0)
     return failed(ImageMountFailure::kMountApi, "configure the image's source");
   if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
     return failed(ImageMountFailure::kNotAnImage, "mount the image (erofs)");
   UniqueFd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC,
                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
   if (!mnt) return failed(ImageMountFailure::kMountApi, "fsmount the image");
-  return ImageMount(std::move(mnt));
+  return mnt;
+}
+
+// A loop device of its own over the open image file: read-only, and cleared
+// by the kernel once its last user is gone (LO_FLAGS_AUTOCLEAR), so the
+// mount made from it owns it and nothing is left behind when that mount goes.
+Result<UniqueFd> attach_loop_device(int image_fd) {
+  UniqueFd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));
+  if (!control) return fail_errno("open /dev/loop-control");
+  // Another process may take the free device between the two calls: the
+  // configure then answers EBUSY and the next free one is tried.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    int n = ::ioctl(control.get(), LOOP_CTL_GET_FREE);
+    if (n < 0) return fail_errno("find a free loop device");
+    std::string path = "/dev/loop" + std::to_string(n);
+    UniqueFd device(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!device) return fail_errno("open " + path);
+    loop_config config{};
+    config.fd = static_cast<uint32_t>(image_fd);
+    config.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
+    if (::ioctl(device.get(), LOOP_CONFIGURE, &config) == 0) return device;
+    if (errno != EBUSY) return fail_errno("set up " + path + " over the image");
+  }
+  return fail_with("no loop device stayed free to set up over the image", EBUSY);
+}
+
+}  // namespace
+
+ImageMountResult<ImageMount> ImageMount::mount_fd(int image_fd) {
+  // The kernel opens the source by this name in our own fd table; the name is
+  // what mountinfo shows.
+  auto mounted = mount_erofs("/proc/self/fd/" + std::to_string(image_fd));
+  if (mounted) return ImageMount(std::move(*mounted));
+  // ENOTBLK: erofs cannot read this file directly. A kernel without
+  // file-backed erofs (before 6.12, or built without
+  // CONFIG_EROFS_FS_BACKED_BY_FILE) answers so for every file; a newer one for
+  // a file whose filesystem gives erofs no page reads, tmpfs among them (a
+  // store on /tmp of a fresh machine). The same open file goes on a loop
+  // device and is mounted from there: the file checked is still the file
+  // mounted.
+  if (mounted.error().kind != ImageMountFailure::kNotAnImage || mounted.error().error.err != ENOTBLK)
+    return std::unexpected(mounted.error());
+  auto device = attach_loop_device(image_fd);
+  if (!device)
+    return std::unexpected(ImageMountError{
+        ImageMountFailure::kMountApi,
+        Error{"mount the image (erofs): the kernel cannot read it file-backed (" +
+                  std::string(std::strerror(ENOTBLK)) + ") and no loop device: " +
+                  device.error().what,
+              device.error().err}});
+  auto from_device = mount_erofs("/proc/self/fd/" + std::to_string(device->get()));
+  if (!from_device) return std::unexpected(from_device.error());
+  return ImageMount(std::move(*from_device));  // the mount holds the device; our fd goes
 }
 
 ImageMountResult<ImageMount> ImageMount::overlay_over(int image_root, int empty_layer) {

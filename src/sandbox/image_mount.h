@@ -3,7 +3,10 @@
 // mount namespace until a sandbox child attaches (parts of) it. Two kinds:
 //  - mount_file/mount_fd: the image file itself as erofs (file-backed, no
 //    loop device), a superblock of its own. The machine's shared mount of an
-//    image is one of these (sandbox/shared_image.h).
+//    image is one of these (sandbox/shared_image.h). Where the kernel cannot
+//    read the file directly (ENOTBLK: a file on tmpfs, or a kernel without
+//    file-backed erofs), the same open file is put on a loop device of the
+//    mount's own, which the kernel clears when the mount goes.
 //  - overlay_over: what a sandbox gets, a read-only overlayfs of its own over
 //    that shared mount. Its inodes are the overlay's, so two sandboxes on one
 //    image share no inode: an inotify watch, a lock or a lease in one is not

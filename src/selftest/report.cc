@@ -42,19 +42,19 @@ nlohmann::json to_json(const Report& r) {
 }
 
 std::string render_text(const Report& r) {
-  std::string out = "airlock selftest against " + terminal_safe(r.target, Newlines::kEscape) + "\n";
+  std::string out = "airlock selftest against " + quoted_text(r.target) + "\n";
   size_t held = 0, broken = 0;
   for (const auto& it : r.items) {
     held += it.verdict == Verdict::kHeld;
     broken += it.verdict == Verdict::kBroken;
     const char* mark = it.verdict == Verdict::kHeld ? "HELD   " : it.verdict == Verdict::kBroken ? "BROKEN " : "SKIPPED";
-    out += "\n" + std::string(mark) + " " + terminal_safe(it.name, Newlines::kEscape) + "\n";
-    out += "  attempted: " + terminal_safe(it.attempted, Newlines::kEscape) + "\n";
-    out += "  answer:    " + terminal_safe(it.answer, Newlines::kEscape) + "\n";
-    if (!it.why.empty()) out += "  why:       " + terminal_safe(it.why, Newlines::kEscape) + "\n";
+    out += "\n" + std::string(mark) + " " + quoted_text(it.name) + "\n";
+    out += "  attempted: " + quoted_text(it.attempted) + "\n";
+    out += "  answer:    " + quoted_text(it.answer) + "\n";
+    if (!it.why.empty()) out += "  why:       " + quoted_text(it.why) + "\n";
     if (!it.evidence.empty()) {
       out += "  evidence: ";
-      for (const auto& e : it.evidence) out += " " + terminal_safe(e, Newlines::kEscape);
+      for (const auto& e : it.evidence) out += " " + quoted_text(e);
       out += "\n";
     }
   }

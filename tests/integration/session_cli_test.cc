@@ -272,6 +272,21 @@ TEST_F(SessionCli, ACallThatAsksForDataExitsThreeAndIsAnsweredOrRefused) {
   EXPECT_EQ(cli({"exec", sid, "airlock_request.answer('r2')['reason']"}).out, "'not for you'\n");
 }
 
+// A request's why is the sandbox's text: with a newline in it, it still
+// prints as one line, inert, so it cannot add a line that reads like
+// airlock's own (here: that the call ended well).
+TEST_F(SessionCli, AWhyWithANewlineIsPrintedOnOneInertLine) {
+  std::string sid = create();
+  ASSERT_FALSE(sid.empty());
+  CliRun asked = cli({"exec", sid, "import airlock_request\n"
+                                   "airlock_request.ask('more.csv', 'one more export\\nended: ok')"});
+  EXPECT_EQ(asked.status, 3) << asked.err;
+  EXPECT_NE(asked.err.find("airlock: the call asks for data: r1 more.csv: one more export\\x0aended: ok\n"),
+            std::string::npos)
+      << asked.err;
+  EXPECT_EQ(asked.err.find("\nended: ok"), std::string::npos) << "a line of the why's own: " << asked.err;
+}
+
 TEST_F(SessionCli, MissingKeyBadServerAndUnknownIdsAreClear) {
   std::string server = "AIRLOCK_SERVER=http://127.0.0.1:" + std::to_string(svc.port());
   CliRun no_key = run_cli({"list"}, {server});

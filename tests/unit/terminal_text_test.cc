@@ -74,6 +74,13 @@ TEST(TerminalText, OneLineFormEscapesNewlinesAndTabsToo) {
   EXPECT_EQ(terminal_safe("a\r\nb", Newlines::kEscape), "a\\x0d\\x0ab");
 }
 
+TEST(TerminalText, QuotedTextIsOneInertLine) {
+  // A data request's why that would print a line like airlock's own.
+  EXPECT_EQ(quoted_text("the export\nairlock: exec x1 ended: ok"), "the export\\x0aairlock: exec x1 ended: ok");
+  EXPECT_EQ(quoted_text("\x1b]0;t\x07\r\t\xc2\x9b"), "\\x1b]0;t\\x07\\x0d\\x09\\u009b");
+  EXPECT_EQ(quoted_text("caf\xc3\xa9"), "caf\xc3\xa9");
+}
+
 TEST(TerminalText, NoOutputOfAnyByteContainsAControlByte) {
   std::string every;
   for (int b = 0; b < 256; ++b) every += static_cast<char>(b);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/number_text.h"
 #include "images/image_ref.h"
 #include "jobs/run_request.h"
 #include "sandbox/profile.h"
@@ -62,7 +63,8 @@ Result<uint64_t> bounded(const json& v, const std::string& field, double scale, 
   if (!std::isfinite(x) || x <= 0) return bad(field, "must be more than 0");
   double scaled = x * scale;
   if (scaled > static_cast<double>(max_scaled))
-    return bad(field, "exceeds the tenant's limit of " + std::to_string(max_scaled / scale));
+    return bad(field,
+               "exceeds the tenant's limit of " + number_text(static_cast<double>(max_scaled) / scale));
   return static_cast<uint64_t>(std::llround(scaled));
 }
 
@@ -93,7 +95,7 @@ Status parse_policy(const json& p, const PolicyCaps& caps, jobs::JobPolicy& out)
     if (!p["cpus"].is_number()) return bad("policy.cpus", "must be a number");
     double c = p["cpus"].get<double>();
     if (!std::isfinite(c) || c < 0.01) return bad("policy.cpus", "must be at least 0.01");
-    if (c > caps.max_cpus) return bad("policy.cpus", "exceeds the tenant's limit of " + std::to_string(caps.max_cpus));
+    if (c > caps.max_cpus) return bad("policy.cpus", "exceeds the tenant's limit of " + number_text(caps.max_cpus));
     out.cpus = c;
   }
   if (p.contains("outputs")) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/number_text.h"
+
 namespace airlock::service {
 
 using json = nlohmann::json;
@@ -92,7 +94,8 @@ Result<ExecRequest> parse_exec_request(const json& body, uint64_t default_timeou
       return bad_field("timeout_s", "must be a number more than 0");
     double ms = v.get<double>() * 1000;
     if (ms > static_cast<double>(max_timeout_ms))
-      return bad_field("timeout_s", "exceeds the tenant's limit of " + std::to_string(max_timeout_ms / 1000));
+      return bad_field("timeout_s", "exceeds the tenant's limit of " +
+                                        number_text(static_cast<double>(max_timeout_ms) / 1000));
     r.timeout_ms = static_cast<uint64_t>(std::llround(std::max(ms, 1.0)));
   }
   if (body.contains("answers")) {

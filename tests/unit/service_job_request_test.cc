@@ -66,6 +66,23 @@ TEST(JobRequest, TenantCapsBound) {
   EXPECT_EQ(ok->policy.timeout_ms, 2500u);
 }
 
+TEST(JobRequest, ALimitInARefusalIsWrittenAsANumber) {
+  PolicyCaps caps;  // 1024 MiB, 600 s, 2 cpus
+  EXPECT_EQ(error_of(json{{"command", {"x"}}, {"policy", {{"memory_mb", 2048}}}}, caps),
+            "policy.memory_mb: exceeds the tenant's limit of 1024");
+  EXPECT_EQ(error_of(json{{"command", {"x"}}, {"policy", {{"cpus", 3}}}}, caps),
+            "policy.cpus: exceeds the tenant's limit of 2");
+  caps.max_cpus = 1.5;
+  caps.max_timeout_ms = 2'500;
+  caps.max_memory_bytes = 384ull << 19;  // 192 MiB
+  EXPECT_EQ(error_of(json{{"command", {"x"}}, {"policy", {{"cpus", 2}}}}, caps),
+            "policy.cpus: exceeds the tenant's limit of 1.5");
+  EXPECT_EQ(error_of(json{{"command", {"x"}}, {"policy", {{"timeout_s", 3}}}}, caps),
+            "policy.timeout_s: exceeds the tenant's limit of 2.5");
+  EXPECT_EQ(error_of(json{{"command", {"x"}}, {"policy", {{"memory_mb", 200}}}}, caps),
+            "policy.memory_mb: exceeds the tenant's limit of 192");
+}
+
 TEST(JobRequest, BecomesTheEnginesRunRequest) {
   auto r = parse_job_request(json{{"command", {"python3", "/inputs/a.py"}},
                                   {"policy", {{"timeout_s", 2.5}, {"env", {{"MODE", "x y"}}}}}},

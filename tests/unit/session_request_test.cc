@@ -65,6 +65,9 @@ TEST(ExecRequest, KindTimeoutAndWait) {
   EXPECT_FALSE(parse_exec_request(json::object(), 1, 1));
   EXPECT_FALSE(parse_exec_request(json{{"code", "x"}, {"kind", "ruby"}}, 1, 1));
   EXPECT_FALSE(parse_exec_request(json{{"code", "x"}, {"timeout_s", 700}}, 60'000, 600'000));
+  auto over = parse_exec_request(json{{"code", "x"}, {"timeout_s", 2}}, 1'000, 1'500);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().message(), "timeout_s: exceeds the tenant's limit of 1.5") << "not 1 (1500 / 1000)";
   EXPECT_FALSE(parse_exec_request(json{{"code", "x"}, {"wait_s", -1}}, 60'000, 600'000));
   EXPECT_FALSE(parse_exec_request(json{{"code", std::string(2 << 20, 'x')}}, 60'000, 600'000));
 }

@@ -38,7 +38,7 @@ const char* const kServeUsage =
     "usage: airlock serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--database-url URL] [--state-dir DIR]\n"
     "                     [--max-running N] [--max-queued N] [--max-connections N] [--retention-days N]\n"
     "                     [--tenant-max-queued N] [--tenant-storage-mb N] [--warm N] [--preloaded N]\n"
-    "                     [--event-keepalive-ms N] [--content-dir DIR]\n"
+    "                     [--event-keepalive-ms N] [--content-dir DIR] [--image-dir DIR]\n"
     "                     [--role all|api|worker] [--node-id ID] [--node-address HOST:PORT]\n"
     "  Serves the job and session API (docs/openapi.json, docs/sessions.md) until SIGINT or\n"
     "  SIGTERM; open sessions are closed then. Defaults: 127.0.0.1:8470,\n"
@@ -46,6 +46,8 @@ const char* const kServeUsage =
     "  --warm N and --preloaded N keep N sandboxes ready (any command / Python with numpy,\n"
     "  pandas and matplotlib already imported, and N more for Python code that imports only\n"
     "  standard modules, from a small interpreter) for jobs of any limits (default 0).\n"
+    "  --image-dir DIR is the image store: else $AIRLOCK_IMAGE_DIR, else the file's image_dir,\n"
+    "  else STATE_DIR/images (the same as airlock run and airlock image).\n"
     "  --role api|worker runs one part of a cluster sharing a database and --content-dir\n"
     "  (docs/service.md, \"Many machines\"); --role all (the default) is the whole service.\n";
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -348,9 +349,16 @@ Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base) {
   return parse_config(ss.str(), std::move(base));
 }
 
+std::string choose_image_dir(const std::string& flag, const std::string& env, const std::string& config) {
+  if (!flag.empty()) return flag;
+  if (!env.empty()) return env;
+  return config;  // "": <state_dir>/images (service_image_dir)
+}
+
 Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
   ServiceConfig c;
   c.data_dir = store::default_data_dir();  // $AIRLOCK_DATA_DIR, as for `airlock keys` and `verify`
+  std::string image_dir_flag;
   for (size_t i = 0; i + 1 < args.size(); ++i) {
     if (args[i] == "--config") {
       auto loaded = load_config(args[i + 1], c);
@@ -377,6 +385,9 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       c.state_dir = v;
     } else if (a == "--content-dir") {
       c.content_dir = v;
+    } else if (a == "--image-dir") {
+      if (v.empty()) return fail("--image-dir needs a directory");
+      image_dir_flag = v;
     } else if (a == "--role") {
       auto role = parse_role(v);
       if (!role) return fail("--role: " + role_problem(v));
@@ -406,6 +417,9 @@ Result<ServiceConfig> config_from_args(const std::vector<std::string>& args) {
       return fail("unknown option " + a + " (see airlock serve --help)");
     }
   }
+  // The image store, as `airlock run` and `airlock image` choose it, and the file's key after the environment.
+  const char* env_image_dir = std::getenv("AIRLOCK_IMAGE_DIR");
+  c.image_dir = choose_image_dir(image_dir_flag, env_image_dir ? env_image_dir : "", c.image_dir);
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = 0;
   if (auto st = finish_cluster_config(c, host); !st) return std::unexpected(st.error());

@@ -166,7 +166,11 @@ Result<ServiceConfig> load_config(const std::string& path, ServiceConfig base = 
 Result<ServiceConfig> parse_config(const std::string& toml_text, ServiceConfig base = {});
 // "--listen 127.0.0.1:0", "--data-dir D", "--state-dir D", "--max-running N", "--max-queued N",
 // "--max-connections N", "--tenant-max-queued N", "--tenant-storage-mb N",
-// "--warm N", "--preloaded N", "--config FILE" (read first, whatever its position).
+// "--warm N", "--preloaded N", "--image-dir DIR", "--config FILE" (read first, whatever its
+// position). image_dir: --image-dir, else $AIRLOCK_IMAGE_DIR, else the file's image_dir.
 Result<ServiceConfig> config_from_args(const std::vector<std::string>& args);
+// The image store's directory, in that order (flag > environment > configuration
+// file > default): the first that is not empty; "" means <state_dir>/images.
+std::string choose_image_dir(const std::string& flag, const std::string& env, const std::string& config);
 
 }  // namespace airlock::service

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "service/config.h"
 
@@ -136,6 +139,36 @@ TEST(ServiceConfig, EventKeepAliveInterval) {
   ASSERT_FALSE(low.has_value());
   EXPECT_NE(low.error().message().find("from 50 to 600000"), std::string::npos);
   EXPECT_FALSE(config_from_args({"--event-keepalive-ms", "700000"}).has_value());
+}
+
+// The image store of `airlock serve`: --image-dir, else $AIRLOCK_IMAGE_DIR (as
+// `airlock run` and `airlock image` take it), else the file's image_dir.
+TEST(ServiceConfig, ImageDirFlagOverEnvironmentOverFile) {
+  char path[] = "/tmp/airlock-config-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string toml = "image_dir = \"/from-file\"\n";
+  ASSERT_EQ(::write(fd, toml.data(), toml.size()), static_cast<ssize_t>(toml.size()));
+  ::close(fd);
+  const char* saved = std::getenv("AIRLOCK_IMAGE_DIR");
+  std::string saved_value = saved ? saved : "";
+  ::unsetenv("AIRLOCK_IMAGE_DIR");
+  EXPECT_EQ(config_from_args({})->image_dir, "") << "the default: <state_dir>/images";
+  EXPECT_EQ(config_from_args({"--config", path})->image_dir, "/from-file");
+  ::setenv("AIRLOCK_IMAGE_DIR", "/from-env", 1);
+  EXPECT_EQ(config_from_args({})->image_dir, "/from-env");
+  EXPECT_EQ(config_from_args({"--config", path})->image_dir, "/from-env");
+  EXPECT_EQ(config_from_args({"--image-dir", "/from-flag", "--config", path})->image_dir, "/from-flag");
+  ::setenv("AIRLOCK_IMAGE_DIR", "", 1);
+  EXPECT_EQ(config_from_args({"--config", path})->image_dir, "/from-file") << "an empty variable is unset";
+  EXPECT_FALSE(config_from_args({"--image-dir", ""}));
+  if (saved) ::setenv("AIRLOCK_IMAGE_DIR", saved_value.c_str(), 1);
+  else ::unsetenv("AIRLOCK_IMAGE_DIR");
+  ::unlink(path);
+  EXPECT_EQ(choose_image_dir("", "", ""), "");
+  EXPECT_EQ(choose_image_dir("f", "e", "c"), "f");
+  EXPECT_EQ(choose_image_dir("", "e", "c"), "e");
+  EXPECT_EQ(choose_image_dir("", "", "c"), "c");
 }
 
 TEST(ServiceConfig, TomlThenFlags) {

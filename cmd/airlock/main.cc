@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cmd/airlock/version.h"
+
 int run_command(const std::vector<std::string>& args);    // run_command.cc
 int sweep_command(const std::vector<std::string>& args);  // sweep_command.cc
 int serve_command(const std::vector<std::string>& args);  // serve_command.cc
@@ -36,7 +38,8 @@ const char* const kUsage =
     "  image build|list|inspect|rm|gc      images built from recipes, and their store (see airlock image --help)\n"
     "  selftest [OPTIONS]                  demonstrate the boundary on the live configuration (see --help)\n"
     "  usage [OPTIONS]                     usage and cost of a running airlock serve (see airlock usage --help)\n"
-    "  estimate [OPTIONS]                  a monthly cost from a workload or a tenant's last days (see --help)\n";
+    "  estimate [OPTIONS]                  a monthly cost from a workload or a tenant's last days (see --help)\n"
+    "  --version                           the version, and the git commit it was built from\n";
 
 }  // namespace
 
@@ -48,6 +51,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 125 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("%s\n", airlock_version_text());
+    return 0;
   }
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);

@@ -198,9 +198,18 @@ void Forwarder::run(const std::shared_ptr<api::Exchange>& ex, const ForwardTarge
   // as fast as the client takes it, never more than buffer_bytes held here.
   if (options_.answered) options_.answered(head.status);
   ex->start_body(std::move(head), length);
+  auto last_bytes = std::chrono::steady_clock::now();
   while (true) {
     if (!ex->wait_writable(buffer_bytes - piece.size())) return res.close();  // the client left
-    auto n = res.read_some(piece.data(), piece.size(), timeout_ms);
+    // In slices of a second, so that a client that leaves (or the server
+    // stopping) ends this thread at once even while the node is silent.
+    auto n = res.read_some(piece.data(), piece.size(), 1000);
+    auto now = std::chrono::steady_clock::now();
+    if (!n && res.timed_out() && now - last_bytes < std::chrono::milliseconds(timeout_ms)) {
+      if (ex->closed()) return res.close();
+      continue;
+    }
+    if (n) last_bytes = now;
     if (!n) {
       // The status is out: the client sees a cut answer (short of its length, or unended chunks).
       log_failure(req, to, "the answer broke off: " + n.error().message());

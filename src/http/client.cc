@@ -258,11 +258,11 @@ Result<size_t> ResponseReader::read_some(char* buf, size_t cap, int timeout_ms) 
     size_t got = cap - s.parser.get().body().size;
     if (ec == http::error::need_buffer) ec = {};
     if (!ec && s.parser.is_done()) s.done = true;
-    if (ec) {
-      s.broken = true;
-      s.timed_out = ec == net::error::timed_out;
-      s.error = "read: " + ec.message();
-    }
+    s.timed_out = ec == net::error::timed_out;
+    if (ec) s.error = "read: " + ec.message();
+    // A timeout cancelled the read before anything was parsed: the caller may
+    // read on. Any other error ends the stream.
+    if (ec && !s.timed_out) s.broken = true;
     if (got > 0) return got;  // an error is reported by the next call
     if (s.done) return 0;
     if (ec) return fail(s.timed_out ? ErrorKind::kUnavailable : ErrorKind::kInternal, s.error);

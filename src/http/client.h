@@ -78,8 +78,8 @@ class ResponseReader {
   bool body_source_failed() const;
   std::optional<uint64_t> content_length() const;  // none: chunked, or until the close
   // The next bytes of the body, at most `cap`: a count above 0, 0 at its end
-  // (done()), or an error (the connection broke, or nothing came within
-  // `timeout_ms`; the stream is unusable afterwards).
+  // (done()), or an error: nothing came within `timeout_ms` (timed_out(); the
+  // caller may read on), or the connection broke (the stream is over).
   Result<size_t> read_some(char* buf, size_t cap, int timeout_ms);
   bool done() const;  // the whole body was read
   void close();       // disconnect

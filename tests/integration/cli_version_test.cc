@@ -1,11 +1,11 @@
 // `airlock --version` and `airlock --help`, as a user runs them: the version is
 // CMake's project version (read here from CMakeLists.txt) with the git
 // commit of the build when it had one; every help text ends its last line.
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <regex>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "run_helpers.h"
 
@@ -44,8 +44,8 @@ TEST(CliVersion, EveryHelpEndsWithANewlineAndTheTopOneNamesVersion) {
   ASSERT_FALSE(top.out.empty());
   EXPECT_EQ(top.out.back(), '\n');
   EXPECT_NE(top.out.find("--version"), std::string::npos) << top.out;
-  for (const char* command : {"run", "serve", "keys", "verify", "pool", "session", "image", "selftest", "usage",
-                              "estimate"}) {
+  for (const char* command : {"run", "serve", "keys", "verify", "pool", "session", "image",
+                              "selftest", "usage", "estimate"}) {
     Ran help = run_airlock({command, "--help"});
     const std::string& text = help.out.empty() ? help.err : help.out;
     ASSERT_FALSE(text.empty()) << command;

@@ -36,7 +36,8 @@ class StoreFollowUp : public ::testing::TestWithParam<testing::Backend> {
     JobRow row;
     row.tenant_id = tenant_;
     row.key_id = "k1";
-    row.request_json = R"({"command":["true"],"answers":{"job":")" + first_ + R"(","requests":["r1"]}})";
+    row.request_json =
+        R"({"command":["true"],"answers":{"job":")" + first_ + R"(","requests":["r1"]}})";
     row.idempotency_key = idempotency_key;
     return row;
   }
@@ -44,7 +45,8 @@ class StoreFollowUp : public ::testing::TestWithParam<testing::Backend> {
   std::vector<DataRequestAnswer> answering(const std::vector<std::string>& ids) {
     std::vector<DataRequestAnswer> out;
     for (const auto& id : ids)
-      out.push_back({tenant_, first_, id, AnswerState::kAnswered, "", "", "k1", "2026-01-01T00:00:01.000Z"});
+      out.push_back(
+          {tenant_, first_, id, AnswerState::kAnswered, "", "", "k1", "2026-01-01T00:00:01.000Z"});
     return out;
   }
 
@@ -88,7 +90,8 @@ TEST_P(StoreFollowUp, AnAnsweredRequestRefusesTheFollowUpAndLeavesNothing) {
   auto loser = store_->create_job(follow_up(), answering({"r2", "r1"}));
   ASSERT_FALSE(loser);
   EXPECT_EQ(loser.error().kind, ErrorKind::kRefused);
-  EXPECT_EQ(loser.error().what, "request r1 of job " + first_ + " is already answered by job " + winner->first.id);
+  EXPECT_EQ(loser.error().what,
+            "request r1 of job " + first_ + " is already answered by job " + winner->first.id);
   EXPECT_EQ(jobs(), 2u) << "the refused follow-up left a job";
   EXPECT_EQ(records(), 2u) << "the refused follow-up left a record";
   auto answers = store_->data_request_answers(tenant_, first_);
@@ -96,8 +99,8 @@ TEST_P(StoreFollowUp, AnAnsweredRequestRefusesTheFollowUpAndLeavesNothing) {
   ASSERT_EQ(answers->size(), 1u) << "r2 was answered by a job that does not exist";
   EXPECT_EQ((*answers)[0].by_job, winner->first.id);
   // A refusal refuses a follow-up the same way.
-  ASSERT_TRUE(store_->answer_data_requests(
-      {{tenant_, first_, "r2", AnswerState::kRefused, "", "not shared", "k1", "2026-01-01T00:00:02.000Z"}}));
+  ASSERT_TRUE(store_->answer_data_requests({{tenant_, first_, "r2", AnswerState::kRefused, "",
+                                             "not shared", "k1", "2026-01-01T00:00:02.000Z"}}));
   auto after_refusal = store_->create_job(follow_up(), answering({"r2"}));
   ASSERT_FALSE(after_refusal);
   EXPECT_EQ(after_refusal.error().what, "request r2 of job " + first_ + " is already refused");

@@ -35,7 +35,8 @@ long status_kib(pid_t pid, const std::string& field) {
 std::string big_csv(size_t bytes) {
   std::string out = "n,square\n";
   out.reserve(bytes + 64);
-  for (uint64_t i = 0; out.size() < bytes; ++i) out += std::to_string(i) + "," + std::to_string(i * i) + "\n";
+  for (uint64_t i = 0; out.size() < bytes; ++i)
+    out += std::to_string(i) + "," + std::to_string(i * i) + "\n";
   return out;
 }
 
@@ -87,14 +88,17 @@ TEST_F(ClusterStream, UnreadDownloadsAndALargeUploadHoldAFixedBufferOnTheApiNode
   // memory does not grow by the file's size.
   long hwm_before = status_kib(api_pid, "VmHWM");
   HttpClient http(api_port, 120'000);
-  auto up = http.request("PUT", "/v1/sessions/" + sid + "/files?path=big.csv", csv, upload_headers());
+  auto up =
+      http.request("PUT", "/v1/sessions/" + sid + "/files?path=big.csv", csv, upload_headers());
   ASSERT_EQ(up.status, 201) << up.body << up.error << "\n" << cluster.log("a1");
   EXPECT_EQ(up.json()["sha256"], sha);
   EXPECT_EQ(up.json()["size"], csv.size());
   long hwm_after = status_kib(api_pid, "VmHWM");
   ASSERT_GT(hwm_before, 0);
-  EXPECT_LT(hwm_after - hwm_before, kBoundKib) << "API node peak " << hwm_before << " -> " << hwm_after << " KiB";
-  std::printf("[ measured ] upload of %zu MiB: API node VmHWM %ld -> %ld KiB\n", kFile >> 20, hwm_before, hwm_after);
+  EXPECT_LT(hwm_after - hwm_before, kBoundKib)
+      << "API node peak " << hwm_before << " -> " << hwm_after << " KiB";
+  std::printf("[ measured ] upload of %zu MiB: API node VmHWM %ld -> %ld KiB\n", kFile >> 20,
+              hwm_before, hwm_after);
 
   // Six downloads started, their headers read, their bodies not.
   long rss_before = status_kib(api_pid, "VmRSS");
@@ -102,9 +106,10 @@ TEST_F(ClusterStream, UnreadDownloadsAndALargeUploadHoldAFixedBufferOnTheApiNode
   std::vector<api::ResponseReader> downloads;
   for (int i = 0; i < kDownloads; ++i) {
     clients.push_back(std::make_unique<HttpClient>(api_port, 60'000));
-    downloads.push_back(
-        clients.back()->open("GET", "/v1/sessions/" + sid + "/files/content?path=big.csv", cluster.alpha.auth()));
-    ASSERT_EQ(downloads.back().status(), 200) << downloads.back().error() << "\n" << cluster.log("a1");
+    downloads.push_back(clients.back()->open(
+        "GET", "/v1/sessions/" + sid + "/files/content?path=big.csv", cluster.alpha.auth()));
+    ASSERT_EQ(downloads.back().status(), 200) << downloads.back().error() << "\n"
+                                              << cluster.log("a1");
     EXPECT_EQ(downloads.back().headers().at("x-content-sha256"), sha);
     EXPECT_EQ(downloads.back().content_length(), csv.size());
   }
@@ -116,10 +121,10 @@ TEST_F(ClusterStream, UnreadDownloadsAndALargeUploadHoldAFixedBufferOnTheApiNode
     rss_peak = std::max(rss_peak, status_kib(api_pid, "VmRSS"));
   }
   ASSERT_GT(rss_before, 0);
-  EXPECT_LT(rss_peak - rss_before, kBoundKib)
-      << "API node RSS " << rss_before << " -> " << rss_peak << " KiB with " << kDownloads << " unread downloads";
-  std::printf("[ measured ] %d unread downloads of %zu MiB: API node VmRSS %ld -> %ld KiB\n", kDownloads, kFile >> 20,
-              rss_before, rss_peak);
+  EXPECT_LT(rss_peak - rss_before, kBoundKib) << "API node RSS " << rss_before << " -> " << rss_peak
+                                              << " KiB with " << kDownloads << " unread downloads";
+  std::printf("[ measured ] %d unread downloads of %zu MiB: API node VmRSS %ld -> %ld KiB\n",
+              kDownloads, kFile >> 20, rss_before, rss_peak);
 
   // Then each is read to its end, whole and right.
   std::vector<char> buf(256 << 10);
@@ -146,12 +151,15 @@ TEST_F(ClusterStream, ACallsOutputIsForwardedLiveBeforeTheCallEnds) {
   HttpClient http(api_port, 60'000);
   std::string code =
       "import os, time\nprint('first', flush=True)\n"
-      "while not os.path.exists('/workspace/go'):\n    time.sleep(0.05)\nprint('second', flush=True)";
-  auto call = http.request("POST", "/v1/sessions/" + sid + "/execs", json{{"code", code}}.dump(), cluster.alpha.auth());
+      "while not os.path.exists('/workspace/go'):\n    time.sleep(0.05)\nprint('second', "
+      "flush=True)";
+  auto call = http.request("POST", "/v1/sessions/" + sid + "/execs", json{{"code", code}}.dump(),
+                           cluster.alpha.auth());
   ASSERT_EQ(call.status, 201) << call.body;
   std::string xid = call.json()["id"];
   HttpClient events(api_port, 60'000);
-  auto stream = events.open_events("/v1/sessions/" + sid + "/execs/" + xid + "/events", cluster.alpha.auth());
+  auto stream =
+      events.open_events("/v1/sessions/" + sid + "/execs/" + xid + "/events", cluster.alpha.auth());
   ASSERT_EQ(stream.status(), 200) << stream.error();
   // The first line (print may write it in more than one piece).
   std::string text;
@@ -163,7 +171,8 @@ TEST_F(ClusterStream, ACallsOutputIsForwardedLiveBeforeTheCallEnds) {
   }
   EXPECT_EQ(text, "first\n");
   // Still running: it waits for the file.
-  auto running = http.request("GET", "/v1/sessions/" + sid + "/execs/" + xid, "", cluster.alpha.auth());
+  auto running =
+      http.request("GET", "/v1/sessions/" + sid + "/execs/" + xid, "", cluster.alpha.auth());
   ASSERT_EQ(running.status, 200) << running.body;
   EXPECT_NE(running.json()["status"], "ok") << running.body;
   auto go = http.request("PUT", "/v1/sessions/" + sid + "/files?path=go", "go\n", upload_headers());

@@ -96,11 +96,26 @@ Status check_ratio(uint64_t out_bytes, uint64_t archive_bytes, const ArchiveBoun
 Status ArchiveTally::add_bytes(uint64_t n, uint64_t archive_bytes) {
   member_bytes_ += n;
   total_ += n;
+  level_bytes_ += n;
   if (member_bytes_ > bounds_.max_member_bytes)
     return fail(ErrorKind::kRefused, "a member is over max_member_bytes " + std::to_string(bounds_.max_member_bytes));
   if (total_ > bounds_.max_total_bytes)
     return fail(ErrorKind::kRefused, "the members are over max_total_bytes " + std::to_string(bounds_.max_total_bytes));
-  return check_ratio(total_, archive_bytes, bounds_);
+  return check_ratio(level_bytes_, archive_bytes, bounds_);
+}
+
+ArchiveTally ArchiveTally::nested() const {
+  ArchiveTally t(bounds_);
+  t.members_ = members_;
+  t.total_ = total_;
+  return t;
+}
+
+Status ArchiveTally::adopt(const ArchiveTally& inner, uint64_t archive_bytes) {
+  level_bytes_ += inner.total_ - total_;
+  members_ = inner.members_;
+  total_ = inner.total_;
+  return check_ratio(level_bytes_, archive_bytes, bounds_);
 }
 
 }  // namespace airlock::validate

@@ -25,6 +25,11 @@ struct ArchiveBounds {
   // With types: each member is typed on its content (workspace/file_type.h),
   // which is held whole for that, up to this size.
   uint64_t typed_member_bytes = 16 << 20;
+  // How deep archives may nest: a member that is itself an archive (ZIP, tar,
+  // gzip, and the compressed formats the walk does not read) is refused at
+  // this depth; above it, it is held whole (at most typed_member_bytes) and
+  // walked with the same rules, its members and bytes counted in the bounds.
+  uint64_t max_depth = 0;
 };
 
 enum class MemberKind { kFile, kDirectory, kSymlink, kHardlink, kDevice, kFifo, kSocket, kOther };
@@ -58,6 +63,12 @@ class ArchiveTally {
   // `n` more bytes of the current member were read out, after `archive_bytes`
   // bytes of the archive itself were consumed.
   Status add_bytes(uint64_t n, uint64_t archive_bytes);
+  // The tally of a nested archive's walk: the same bounds, counting on from
+  // this one's members and bytes (its names and ratio are its own).
+  ArchiveTally nested() const;
+  // After that walk: its members and bytes are this archive's too, and the
+  // ratio is judged again on everything that came out so far.
+  Status adopt(const ArchiveTally& inner, uint64_t archive_bytes);
   uint64_t members() const { return members_; }
   uint64_t total_bytes() const { return total_; }
 
@@ -65,6 +76,7 @@ class ArchiveTally {
   const ArchiveBounds& bounds_;
   std::set<std::string> names_;
   uint64_t members_ = 0, member_bytes_ = 0, total_ = 0;
+  uint64_t level_bytes_ = 0;  // what came out of this archive and the archives in it, for the ratio
 };
 
 // The ratio rule alone: refused when more than ratio_floor_bytes came out and

@@ -86,6 +86,7 @@ struct OfficeSpec {
 };
 
 constexpr uint64_t kMaxArchiveMembers = 10000;
+constexpr uint64_t kMaxArchiveDepth = 3;
 
 constexpr size_t kMaxPhrases = 16;
 constexpr size_t kMaxPhraseBytes = 1000;
@@ -362,6 +363,12 @@ Status parse_bounds(const Fields& f, ArchiveBounds& b) {
       *slot = **v;
     }
   }
+  auto depth = f.count("max_depth");
+  if (!depth) return std::unexpected(depth.error());
+  if (*depth) {
+    if (**depth > kMaxArchiveDepth) return fail(f.at("max_depth") + ": must be 0 to " + std::to_string(kMaxArchiveDepth));
+    b.max_depth = **depth;
+  }
   auto ratio = f.non_negative("max_ratio");
   if (!ratio) return std::unexpected(ratio.error());
   if (*ratio) {
@@ -373,7 +380,7 @@ Status parse_bounds(const Fields& f, ArchiveBounds& b) {
 
 Result<ArchiveSpec> parse_archive(const Fields& f) {
   if (auto s = f.only({"kind", "name", "output", "max_members", "max_member_bytes", "max_total_bytes", "max_ratio",
-                       "member_types"});
+                       "max_depth", "member_types"});
       !s)
     return std::unexpected(s.error());
   ArchiveSpec spec;
@@ -398,10 +405,11 @@ Result<ArchiveSpec> parse_archive(const Fields& f) {
 
 Result<OfficeSpec> parse_office(const Fields& f) {
   if (auto s = f.only({"kind", "name", "output", "max_members", "max_member_bytes", "max_total_bytes", "max_ratio",
-                       "allow_hyperlinks"});
+                       "max_depth", "allow_hyperlinks"});
       !s)
     return std::unexpected(s.error());
   OfficeSpec spec;
+  spec.bounds.max_depth = 1;  // a chart in a document holds its workbook, an embedded package
   auto output = f.string("output", kMaxFileNameBytes);
   if (!output) return std::unexpected(output.error());
   spec.output = *output;
@@ -786,7 +794,8 @@ std::string bounds_text(const ArchiveBounds& b) {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%g", b.max_ratio);
   return "max_members " + std::to_string(b.max_members) + ", max_member_bytes " + std::to_string(b.max_member_bytes) +
-         ", max_total_bytes " + std::to_string(b.max_total_bytes) + ", max_ratio " + ratio;
+         ", max_total_bytes " + std::to_string(b.max_total_bytes) + ", max_ratio " + ratio +
+         (b.max_depth > 0 ? ", max_depth " + std::to_string(b.max_depth) : "");
 }
 
 uint64_t total_size(const ArchiveScan& scan) {

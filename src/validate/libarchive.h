@@ -9,6 +9,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <zlib.h>
 
 #include "base/result.h"
 
@@ -41,5 +42,15 @@ struct LibArchive {
 // the same error afterwards. The confined child calls it before it gives up
 // open(2).
 Result<const LibArchive*> libarchive();
+
+// zlib's inflate, which the ZIP layout check (zip_layout.h) runs over members
+// with a data descriptor: libz.so.1, which libarchive.so.13 loads anyway,
+// resolved on the same first call as libarchive().
+struct Zlib {
+  decltype(&::inflateInit2_) inflate_init2;
+  decltype(&::inflate) inflate;
+  decltype(&::inflateEnd) inflate_end;
+};
+Result<const Zlib*> zlib();
 
 }  // namespace airlock::validate

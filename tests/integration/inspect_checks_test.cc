@@ -71,7 +71,10 @@ TEST_F(InspectChecksTest, ArchivesAreListedAndHostileOnesRefused) {
       check("archive", "bomb.zip"),
       check("archive", "lying.zip", {{"max_ratio", 1000000}, {"max_member_bytes", 10 << 20}}),
       check("archive", "notes.txt"),
+      check("archive", "hidden.zip"),
+      check("archive", "nested.zip"),
   });
+  checks.push_back({{"kind", "archive"}, {"output", "nested.zip"}, {"name", "nested allowed"}, {"max_depth", 1}});
   std::string code = script("archives.py") + "open('/output/notes.txt', 'w').write('not an archive\\n')\n";
   json job;
   auto c = run_checks_job(http, svc.alpha, code, checks, &job);
@@ -121,6 +124,17 @@ TEST_F(InspectChecksTest, ArchivesAreListedAndHostileOnesRefused) {
   // Its headers claim 1000 bytes: the bytes that come out are counted, not the claim.
   EXPECT_FALSE(c["lying.zip"]["passed"]);
   EXPECT_EQ(c["lying.zip"]["detail"], "lying.zip is refused: member \"zeros.bin\": a member is over max_member_bytes 10485760");
+  // The confined child compares the local headers with the central directory before libarchive reads.
+  std::string hidden = c["hidden.zip"]["detail"];
+  EXPECT_TRUE(hidden.starts_with("hidden.zip is refused: 52 bytes at offset 43 that no central directory entry covers "
+                                 "(between members"))
+      << hidden;
+  EXPECT_EQ(c["nested.zip"]["detail"],
+            "nested.zip is refused: member \"inner.zip\" is a ZIP archive: nested archives are refused (max_depth 0)");
+  std::string nested = c["nested allowed"]["detail"];
+  EXPECT_TRUE(nested.starts_with("nested.zip is refused: in nested archive \"inner.zip\": member \"zeros.bin\": "))
+      << nested;
+  EXPECT_NE(nested.find("more than max_ratio 100 (a compression bomb?)"), std::string::npos) << nested;
 }
 
 TEST_F(InspectChecksTest, OfficePackagesWithMacrosOrExternalLinksAreRefused) {

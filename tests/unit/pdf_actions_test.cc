@@ -3,6 +3,7 @@
 // tests/unit/pdf_files/hostile_pdfs.py): actions hidden in object streams
 // under every standard filter and chain, added by an incremental update, in an
 // encrypted document; a damaged document and a missing qpdf fail the scan.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "service/pdf_reader.h"
 #include "sys/file_io.h"
@@ -45,7 +44,8 @@ class PdfActionsTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     ASSERT_TRUE(sys::write_file_atomic(dir_ + "/pdf_actions.py", pdf_actions_script()));
-    Ran made = run("/usr/bin/python3 " + std::string(AIRLOCK_SOURCE_DIR) + "/tests/unit/pdf_files/hostile_pdfs.py " + dir_);
+    Ran made = run("/usr/bin/python3 " + std::string(AIRLOCK_SOURCE_DIR) +
+                   "/tests/unit/pdf_files/hostile_pdfs.py " + dir_);
     ASSERT_EQ(made.status, 0) << made.out;
   }
   static void TearDownTestSuite() {
@@ -65,14 +65,16 @@ class PdfActionsTest : public ::testing::Test {
     return facts;
   }
   static Ran scan_fails(const std::string& pdf, const std::string& path = "/usr/bin:/bin") {
-    return run("env PATH=" + path + " /usr/bin/python3 " + dir_ + "/pdf_actions.py " + dir_ + "/" + pdf);
+    return run("env PATH=" + path + " /usr/bin/python3 " + dir_ + "/pdf_actions.py " + dir_ + "/" +
+               pdf);
   }
   static std::string dir_;
 };
 std::string PdfActionsTest::dir_;
 
-const char* kFilters[] = {"flate", "flate_png", "flate_tiff", "ahx",     "a85",    "lzw",
-                          "rl",    "a85_flate", "ahx_flate_png", "a85_lzw", "ahx_rl", "flate_flate"};
+const char* kFilters[] = {"flate",         "flate_png", "flate_tiff", "ahx",
+                          "a85",           "lzw",       "rl",         "a85_flate",
+                          "ahx_flate_png", "a85_lzw",   "ahx_rl",     "flate_flate"};
 
 TEST_F(PdfActionsTest, ActionsInObjectStreamsAreFoundUnderEveryStandardFilter) {
   for (const char* f : kFilters) {
@@ -88,7 +90,8 @@ TEST_F(PdfActionsTest, ActionsInObjectStreamsAreFoundUnderEveryStandardFilter) {
 }
 
 TEST_F(PdfActionsTest, CleanDocumentsInObjectStreamsPass) {
-  for (const char* pdf : {"clean_ahx.pdf", "clean_qpdf.pdf", "update_base.pdf", "encrypted_empty_clean.pdf"}) {
+  for (const char* pdf :
+       {"clean_ahx.pdf", "clean_qpdf.pdf", "update_base.pdf", "encrypted_empty_clean.pdf"}) {
     validate::PdfFacts facts = scan(pdf);
     EXPECT_EQ(facts.javascript + facts.launch_actions + facts.urls.size(), 0u) << pdf;
   }
@@ -104,25 +107,31 @@ TEST_F(PdfActionsTest, AnEncryptedDocumentIsDecryptedWithTheEmptyPassword) {
   EXPECT_GT(scan("encrypted_empty_js.pdf").javascript, 0u);
   Ran r = scan_fails("encrypted_password_js.pdf");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("pdf_actions: qpdf cannot read the document (status 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pdf_actions: qpdf cannot read the document (status 2)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("invalid password"), std::string::npos) << r.out;
 }
 
 TEST_F(PdfActionsTest, ADamagedDocumentIsRefusedNotRepaired) {
   Ran table = scan_fails("broken_table_js.pdf");
   EXPECT_EQ(table.status, 1) << table.out;
-  EXPECT_NE(table.out.find("pdf_actions: qpdf had to repair the document, which is refused: WARNING:"), std::string::npos)
+  EXPECT_NE(
+      table.out.find("pdf_actions: qpdf had to repair the document, which is refused: WARNING:"),
+      std::string::npos)
       << table.out;
   Ran stream = scan_fails("broken_xref_js.pdf");
   EXPECT_EQ(stream.status, 1) << stream.out;
-  EXPECT_NE(stream.out.find("pdf_actions: qpdf cannot read the document"), std::string::npos) << stream.out;
-  EXPECT_EQ(stream.out.find("javascript"), std::string::npos) << "no counts printed: " << stream.out;
+  EXPECT_NE(stream.out.find("pdf_actions: qpdf cannot read the document"), std::string::npos)
+      << stream.out;
+  EXPECT_EQ(stream.out.find("javascript"), std::string::npos)
+      << "no counts printed: " << stream.out;
 }
 
 TEST_F(PdfActionsTest, WithoutQpdfTheScanFailsInsteadOfPassing) {
   Ran r = scan_fails("clean_ahx.pdf", "/nonexistent");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_EQ(r.out, "pdf_actions: qpdf is not installed in the pdf check's image (Debian package qpdf)\n");
+  EXPECT_EQ(r.out,
+            "pdf_actions: qpdf is not installed in the pdf check's image (Debian package qpdf)\n");
 }
 
 }  // namespace

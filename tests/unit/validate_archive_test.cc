@@ -252,7 +252,10 @@ TEST(ArchiveCheckTest, Shapes) {
             "json, png, jpeg, pdf, svg, xml, archive, binary)");
   EXPECT_EQ(shape_error({{"kind", "archive"}, {"output", "a.zip"}, {"symlinks", true}}),
             "checks[0]: unknown field \"symlinks\" (allowed: kind, name, output, max_members, max_member_bytes, "
-            "max_total_bytes, max_ratio, member_types)");
+            "max_total_bytes, max_ratio, max_depth, member_types)");
+  EXPECT_EQ(shape_error({{"kind", "archive"}, {"output", "a.zip"}, {"max_depth", 4}}),
+            "checks[0].max_depth: must be 0 to 3");
+  EXPECT_EQ(shape_error({{"kind", "office"}, {"output", "a.docx"}, {"max_depth", 0}}), "(parsed)");
   EXPECT_EQ(shape_error({{"kind", "office"}, {"output", "a.docx"}, {"allow_hyperlinks", "yes"}}),
             "checks[0].allow_hyperlinks: must be true or false");
   EXPECT_EQ(shape_error({{"kind", "pdf"}, {"output", "a.pdf"}, {"allow", {"macros"}}}),

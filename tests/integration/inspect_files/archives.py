@@ -45,3 +45,20 @@ tar('good.tar.gz', [(f, b'a,b\n1,2\n')])
 tar('hardlink.tar', [(f, b'a,b\n1,2\n'), (ti('h', tarfile.LNKTYPE, 'data.csv'), None)], 'w')
 tar('device.tar.gz', [(ti('null', tarfile.CHRTYPE), None)])
 tar('fifo.tar.gz', [(ti('pipe', tarfile.FIFOTYPE), None)])
+
+# A member only the local headers name: its central directory entry cut out. A streaming
+# extractor (bsdtar -xf -, Java's ZipInputStream) would write ../../etc/hidden.
+z('hidden.zip', [('a.csv', 'a,b\n1,2\n'), ('../../etc/hidden', 'owned\n'), ('b.csv', 'a,b\n3,4\n')], zipfile.ZIP_STORED)
+data = open(O + 'hidden.zip', 'rb').read()
+end = data.rindex(b'PK\x05\x06')
+size, off = int.from_bytes(data[end + 12:end + 16], 'little'), int.from_bytes(data[end + 16:end + 20], 'little')
+kept = [b'PK\x01\x02' + e for e in data[off:off + size].split(b'PK\x01\x02')[1:] if b'../../etc/hidden' not in e]
+record = bytearray(data[end:])
+record[8:10] = record[10:12] = len(kept).to_bytes(2, 'little')
+record[12:16] = len(b''.join(kept)).to_bytes(4, 'little')
+open(O + 'hidden.zip', 'wb').write(data[:off] + b''.join(kept) + bytes(record))
+# A ZIP holding a ZIP of 10 MiB of zeros.
+inner = io.BytesIO()
+with zipfile.ZipFile(inner, 'w', zipfile.ZIP_DEFLATED) as f:
+    f.writestr('zeros.bin', b'\0' * (10 << 20))
+z('nested.zip', [('inner.zip', inner.getvalue())])

@@ -10,6 +10,7 @@
 
 #include "base/terminal_text.h"
 #include "store/checkpoint.h"
+#include "store/checkpoint_check.h"
 #include "store/store.h"
 
 namespace {
@@ -20,7 +21,9 @@ const char* const kVerifyUsage =
     "  Recomputes every record chain. Exit 0: intact; exit 1: the problems found, one a line.\n"
     "  With --checkpoints, also checks every line's signature (PEM: the public key, or the\n"
     "  checkpoint key itself) and that each checkpoint's seq still has the signed hash, so a\n"
-    "  chain recomputed after a rewrite is found too.\n"
+    "  chain recomputed after a rewrite is found too; and that every retention record after a\n"
+    "  tenant's first checkpoint is signed by the same key and removed nothing younger than\n"
+    "  its retention_days, so records deleted behind the service's back are found too.\n"
     "  DIR defaults to $AIRLOCK_DATA_DIR or /var/lib/airlock/service; --content-dir is the\n"
     "  service's content_dir when it has one (the artifacts are checked there).\n";
 
@@ -61,39 +64,6 @@ bool read_file(const std::string& path, std::string& out) {
   s << in.rdbuf();
   out = s.str();
   return true;
-}
-
-// Appends a problem per bad line or mismatch; returns the lines checked, or -1 on a store error.
-long check_checkpoints(airlock::store::Store& store, const std::string& text, EVP_PKEY* key,
-                       std::vector<std::string>& problems) {
-  using namespace airlock::store;
-  std::istringstream in(text);
-  std::string line;
-  long n = 0, checked = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty()) continue;
-    std::string where = "checkpoint file line " + std::to_string(n) + ": ";
-    auto c = parse_checkpoint_line(line);
-    if (!c) {
-      problems.push_back(where + c.error().message());
-      continue;
-    }
-    if (auto st = verify_checkpoint(*c, key); !st) {
-      problems.push_back(where + "tenant " + c->tenant_id + " seq " + std::to_string(c->seq) +
-                         ": " + st.error().message());
-      continue;
-    }
-    auto link = store.link_at(c->tenant_id, c->seq);
-    if (!link) {
-      std::fprintf(stderr, "airlock: verify failed: %s\n", link.error().message().c_str());
-      return -1;
-    }
-    if (auto p = checkpoint_mismatch(*c, link->hash, link->removed_by_retention); !p.empty())
-      problems.push_back(p);
-    ++checked;
-  }
-  return checked;
 }
 
 }  // namespace
@@ -147,8 +117,14 @@ int verify_command(const std::vector<std::string>& args) {
   }
   long checkpoints = 0;
   if (key) {
-    checkpoints = check_checkpoints(**store, checkpoint_text, key.get(), report->problems);
-    if (checkpoints < 0) return 125;
+    auto checked = airlock::store::check_checkpoints(**store, checkpoint_text, key.get());
+    if (!checked) {
+      std::fprintf(stderr, "airlock: verify failed: %s\n", checked.error().message().c_str());
+      return 125;
+    }
+    checkpoints = checked->checked;
+    report->problems.insert(report->problems.end(), checked->problems.begin(),
+                            checked->problems.end());
   }
   if (report->problems.empty()) {
     std::printf("%llu records, chains intact", static_cast<unsigned long long>(report->records));

@@ -24,6 +24,9 @@ class CheckpointWriter {
   // at the first), syncs, and returns the lines written.
   Result<std::vector<std::string>> write_changed(store::Store& store, const std::string& now);
 
+  // The private key, which also signs retention records (store/retention_proof.h).
+  EVP_PKEY* key() const { return key_.get(); }
+
  private:
   CheckpointWriter(store::EvpKey key, UniqueFd fd) : key_(std::move(key)), fd_(std::move(fd)) {}
   store::EvpKey key_;

@@ -826,7 +826,9 @@ ApiResult<json> JobService::run_retention() {
   if (config_.retention_days == 0) return json{{"removed", 0}};
   auto cutoff = std::chrono::system_clock::now() - std::chrono::hours(24 * config_.retention_days);
   std::string before = jobs::rfc3339(cutoff);
-  auto removed = store_.remove_older_than(before, jobs::now_rfc3339());
+  // Each removal names the policy and is signed with the checkpoint key (docs/store.md "Retention").
+  const store::RetentionPolicy policy{config_.retention_days, checkpoints_ ? checkpoints_->key() : nullptr};
+  auto removed = store_.remove_older_than(before, jobs::now_rfc3339(), policy);
   if (!removed) return internal(removed.error().message());
   return json{{"removed", *removed}, {"before", before}};
 }

@@ -4,6 +4,7 @@
 
 #include "base/json_parse.h"
 #include "base/sha256.h"
+#include "store/retention_proof.h"
 
 namespace airlock::store {
 
@@ -100,6 +101,11 @@ void ChainVerifier::note_retention(const StoredRecord& record) {
                         ", which is not before it");
     return;
   }
+  // A record that names its policy removed nothing younger than it allows
+  // (whether the service wrote it is the signature's to say: verify --checkpoints).
+  if (auto claim = parse_retention_claim(record.json);
+      claim && (claim->retention_days || !claim->at.empty() || !claim->removed_through_time.empty()))
+    if (auto p = retention_age_problem(*claim); !p.empty()) problem(record, p);
   // Each retention removes a prefix of the chain: the widest one still present
   // tells where the remaining records start.
   if (!cover_ || cover->through_seq > cover_->through_seq) cover_ = *cover;

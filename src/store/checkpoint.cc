@@ -111,11 +111,7 @@ std::string checkpoint_signed_bytes(const Checkpoint& c) {
          c.head_hash + "\n" + c.time + "\n" + c.key_id;
 }
 
-Result<std::string> make_checkpoint_line(Checkpoint c, EVP_PKEY* private_key) {
-  auto id = checkpoint_key_id(private_key);
-  if (!id) return forward(id);
-  c.key_id = *id;
-  std::string bytes = checkpoint_signed_bytes(c);
+Result<std::string> sign_with_checkpoint_key(std::string_view bytes, EVP_PKEY* private_key) {
   const OpenSsl& ssl = openssl_loaded();
   MdCtx ctx(ssl.EVP_MD_CTX_new());
   unsigned char sig[kSignatureBytes];
@@ -123,14 +119,40 @@ Result<std::string> make_checkpoint_line(Checkpoint c, EVP_PKEY* private_key) {
   if (!ctx || ssl.EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, private_key) != 1 ||
       ssl.EVP_DigestSign(ctx.get(), sig, &sig_len,
                          reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) != 1)
-    return fail("cannot sign the checkpoint (is the key an Ed25519 private key?)");
+    return fail("cannot sign (is the key an Ed25519 private key?)");
+  return base64_encode(std::string_view(reinterpret_cast<const char*>(sig), sig_len));
+}
+
+Status verify_checkpoint_key_signature(std::string_view bytes, std::string_view signature,
+                                       EVP_PKEY* public_key, std::string_view what) {
+  auto sig = base64_decode(signature);
+  if (!sig || sig->size() != kSignatureBytes) return fail("signature is not 64 bytes of base64");
+  const OpenSsl& ssl = openssl_loaded();
+  MdCtx ctx(ssl.EVP_MD_CTX_new());
+  if (!ctx || ssl.EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, public_key) != 1)
+    return fail("cannot set up the signature check");
+  int ok = ssl.EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()),
+                                sig->size(), reinterpret_cast<const unsigned char*>(bytes.data()),
+                                bytes.size());
+  if (ok != 1)
+    return fail(ErrorKind::kRefused,
+                "bad signature: " + std::string(what) + " was changed or not signed by this key");
+  return {};
+}
+
+Result<std::string> make_checkpoint_line(Checkpoint c, EVP_PKEY* private_key) {
+  auto id = checkpoint_key_id(private_key);
+  if (!id) return forward(id);
+  c.key_id = *id;
+  auto sig = sign_with_checkpoint_key(checkpoint_signed_bytes(c), private_key);
+  if (!sig) return fail("cannot sign the checkpoint (is the key an Ed25519 private key?)");
   nlohmann::ordered_json j;
   j["tenant"] = c.tenant_id;
   j["seq"] = c.seq;
   j["head"] = c.head_hash;
   j["time"] = c.time;
   j["key_id"] = c.key_id;
-  j["sig"] = base64_encode(std::string_view(reinterpret_cast<const char*>(sig), sig_len));
+  j["sig"] = *sig;
   return j.dump();
 }
 
@@ -164,18 +186,8 @@ Status verify_checkpoint(const Checkpoint& c, EVP_PKEY* public_key) {
   auto id = checkpoint_key_id(public_key);
   if (!id) return std::unexpected(id.error());
   if (*id != c.key_id) return fail("signed by key " + c.key_id + ", not by the given key " + *id);
-  auto sig = base64_decode(c.signature);
-  if (!sig || sig->size() != kSignatureBytes) return fail("signature is not 64 bytes of base64");
-  std::string bytes = checkpoint_signed_bytes(c);
-  const OpenSsl& ssl = openssl_loaded();
-  MdCtx ctx(ssl.EVP_MD_CTX_new());
-  if (!ctx || ssl.EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, public_key) != 1)
-    return fail("cannot set up the signature check");
-  int ok = ssl.EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()),
-                                sig->size(), reinterpret_cast<const unsigned char*>(bytes.data()),
-                                bytes.size());
-  if (ok != 1) return fail("bad signature: the checkpoint was changed or not signed by this key");
-  return {};
+  return verify_checkpoint_key_signature(checkpoint_signed_bytes(c), c.signature, public_key,
+                                         "the checkpoint");
 }
 
 std::string checkpoint_mismatch(const Checkpoint& c, const std::optional<std::string>& hash_now,

@@ -44,6 +44,16 @@ Result<std::string> checkpoint_key_id(EVP_PKEY* key);
 // The bytes signed: "airlock-checkpoint-v1\n" tenant "\n" seq "\n" head "\n" time "\n" key_id.
 std::string checkpoint_signed_bytes(const Checkpoint& c);
 
+// Ed25519 over `bytes` with the checkpoint key: the base64 of the 64-byte
+// signature. Checkpoints and retention records (store/retention_proof.h) are
+// signed with it.
+Result<std::string> sign_with_checkpoint_key(std::string_view bytes, EVP_PKEY* private_key);
+// That `signature` (base64) is `key`'s over `bytes`; a failure names `what`
+// ("the checkpoint": "bad signature: the checkpoint was changed or not signed
+// by this key").
+Status verify_checkpoint_key_signature(std::string_view bytes, std::string_view signature,
+                                       EVP_PKEY* public_key, std::string_view what);
+
 // Fills key_id and signature, returns the line (no newline).
 Result<std::string> make_checkpoint_line(Checkpoint c, EVP_PKEY* private_key);
 // Parses one line (untrusted): every field present, of its type and form.

@@ -38,6 +38,8 @@
 #include "store/store_usage.h"
 #include "store/types.h"
 
+typedef struct evp_pkey_st EVP_PKEY;  // OpenSSL's (store/checkpoint.h)
+
 namespace airlock::store {
 
 // $AIRLOCK_DATA_DIR, or /var/lib/airlock/service.
@@ -45,6 +47,13 @@ std::string default_data_dir();
 
 // Fails unless `scopes` is a non-empty set of "run", "read", "publish", "admin".
 Status check_scopes(const std::set<std::string>& scopes);
+
+// How Store::remove_older_than() names and signs a removal: the policy's
+// retention_days, and the checkpoint key (nullptr: the record is not signed).
+struct RetentionPolicy {
+  uint64_t retention_days = 0;
+  EVP_PKEY* signing_key = nullptr;
+};
 
 struct StoreOptions {
   // Writes committed together at most; 1 commits every write alone (no group
@@ -192,7 +201,11 @@ class Store {
   // created before `before`, with their jobs, artifact rows and publications,
   // and the artifact files no longer referenced; appends a retention record
   // (created at `now`) to each chain it shortened. Returns the jobs removed.
-  Result<uint64_t> remove_older_than(const std::string& before, const std::string& now);
+  // The record names policy.retention_days and is signed with
+  // policy.signing_key (the checkpoint key) when it is set
+  // (store/retention_proof.h).
+  Result<uint64_t> remove_older_than(const std::string& before, const std::string& now,
+                                     const RetentionPolicy& policy = {});
 
   // --- workspace snapshots (store_snapshots.cc, docs/snapshots.md) ---
 
@@ -258,6 +271,9 @@ class Store {
     bool removed_by_retention = false;
   };
   Result<LinkAt> link_at(const std::string& tenant_id, int64_t seq);
+  // The tenant's retention records, by seq (what `verify --checkpoints`
+  // checks the signatures of).
+  Result<std::vector<StoredRecord>> retention_records(const std::string& tenant_id);
 
   // --- the queue and the nodes of a cluster (store_nodes.cc, store_claims.cc,
   // docs/store.md "Queue and nodes"). Times are RFC 3339 UTC with ms, passed in

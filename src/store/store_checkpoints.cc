@@ -46,3 +46,23 @@ Result<Store::LinkAt> Store::link_at(const std::string& tenant_id, int64_t seq) 
 }
 
 }  // namespace airlock::store
+
+namespace airlock::store {
+
+Result<std::vector<StoredRecord>> Store::retention_records(const std::string& tenant_id) {
+  std::lock_guard lock(mu_);
+  auto s = sql(
+      "SELECT job_id, tenant_id, seq, prev_hash, hash, json, created_at FROM records "
+      "WHERE tenant_id = ?1 AND job_id = '' ORDER BY seq");
+  if (!s) return std::unexpected(s.error());
+  (*s)->bind(1, tenant_id);
+  std::vector<StoredRecord> out;
+  auto visited = each_row(**s, [&](const Statement& r) {
+    StoredRecord record{r.text(0), r.text(1), r.int64(2), r.text(3), r.text(4), r.text(5), r.text(6)};
+    if (parse_retention_record(record.json)) out.push_back(std::move(record));
+  });
+  if (!visited) return std::unexpected(visited.error());
+  return out;
+}
+
+}  // namespace airlock::store

@@ -8,6 +8,7 @@
 #include "base/json_parse.h"
 #include "jobs/record.h"
 #include "store/chain.h"
+#include "store/retention_proof.h"
 #include "store/store.h"
 
 namespace airlock::store {
@@ -51,7 +52,8 @@ Result<Usage> Store::usage(const std::string& tenant_id, const std::string& from
   }
 }
 
-Result<uint64_t> Store::remove_older_than(const std::string& before, const std::string& now) {
+Result<uint64_t> Store::remove_older_than(const std::string& before, const std::string& now,
+                                          const RetentionPolicy& policy) {
   if (before.empty()) return fail("retention needs a time");
   std::lock_guard lock(mu_);
   auto tx = Transaction::begin(*db_);
@@ -99,9 +101,11 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
     }
     std::vector<std::string> jobs;
     bool other_records = false;  // snapshot removal records (job_id '', not retention)
+    std::string newest_removed;  // the latest created_at among the records removed
     {
       auto s = sql(
-          "SELECT job_id, json FROM records WHERE tenant_id = ?1 AND seq <= ?2 ORDER BY seq");
+          "SELECT job_id, json, created_at FROM records WHERE tenant_id = ?1 AND seq <= ?2 "
+          "ORDER BY seq");
       if (!s) return std::unexpected(s.error());
       (*s)->bind(1, tenant).bind(2, through);
       auto visited = each_row(**s, [&](const Statement& r) {
@@ -109,6 +113,7 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
           jobs.push_back(r.text(0));
         else if (!parse_retention_record(r.text(1)))
           other_records = true;
+        newest_removed = std::max(newest_removed, r.text(2));  // one format: text order is time order
       });
       if (!visited) return std::unexpected(visited.error());
     }
@@ -144,8 +149,17 @@ Result<uint64_t> Store::remove_older_than(const std::string& before, const std::
     }
     StoredRecord record;
     record.tenant_id = tenant;
-    record.json = retention_record_json(jobs, through, last_hash);
     record.created_at = now.empty() ? jobs::now_rfc3339() : now;
+    RetentionClaim claim;
+    claim.removed_jobs = jobs;
+    claim.removed_through_seq = through;
+    claim.last_removed_hash = last_hash;
+    claim.removed_through_time = newest_removed;
+    claim.retention_days = policy.retention_days;
+    claim.at = record.created_at;
+    auto text = retention_record_text(tenant, std::move(claim), policy.signing_key);
+    if (!text) return std::unexpected(text.error());
+    record.json = std::move(*text);
     if (auto st = append_record_locked(record); !st) return std::unexpected(st.error());
     removed += jobs.size();
   }

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "base/nesting.h"
 #include "validate/regex.h"
@@ -544,8 +546,24 @@ Status validate_json(const json& schema, const json& instance, const SchemaLimit
 Result<json> parse_json_document(std::string_view text, size_t max_depth) {
   if (!nesting_within(text, max_depth))
     return fail("nested deeper than " + std::to_string(max_depth) + " levels");
+  // A key twice in one object: parsers disagree on which value counts (most keep the last, some
+  // the first, some refuse), so the value validated might not be the one a consumer reads.
+  std::vector<std::set<std::string>> keys;
+  std::optional<std::string> twice;
+  auto watch = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    else if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    else if (event == json::parse_event_t::key && !keys.empty() && !twice && parsed.is_string() &&
+             !keys.back().insert(parsed.get<std::string>()).second)
+      twice = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return json::parse(text);
+    json doc = json::parse(text, watch);
+    if (twice)
+      return fail("key " + in_quotes(*twice, 100) +
+                  " appears twice in one object (readers disagree on which value counts)");
+    return doc;
   } catch (const json::exception& e) {
     std::string what = e.what();
     if (auto close = what.find("] "); what.starts_with("[json.exception") && close != std::string::npos)

@@ -290,6 +290,15 @@ TEST(JsonSchemaTest, ParseDocument) {
   EXPECT_TRUE(parse_json_document("{\"a\": 1,}").error().what.starts_with("not valid JSON: parse error"));
   EXPECT_TRUE(parse_json_document("\"\xff\"").error().what.starts_with("not valid JSON"));
   EXPECT_TRUE(parse_json_document("").error().what.starts_with("not valid JSON"));
+  // A duplicate key: the schema would judge one value, a consumer may read the other.
+  auto dup = parse_json_document(R"({"total": 5, "rows": [{"a": 1}], "total": -1})");
+  ASSERT_FALSE(dup) << dup->dump();
+  EXPECT_EQ(dup.error().what, "key \"total\" appears twice in one object (readers disagree on which value counts)");
+  auto nested = parse_json_document(R"({"a": {"x": 1, "x": 2}})");
+  ASSERT_FALSE(nested) << nested->dump();
+  EXPECT_EQ(nested.error().what,
+            "key \"x\" appears twice in one object (readers disagree on which value counts)");
+  EXPECT_TRUE(parse_json_document(R"({"x": {"x": 1}, "y": [{"x": 2}, {"x": 3}]})"));  // one per object
 }
 
 }  // namespace

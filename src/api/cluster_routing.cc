@@ -5,7 +5,7 @@ namespace airlock::service {
 void forward_to_node(JobService& jobs, const ClusterRouting& cluster, const ExchangePtr& ex,
                      const std::string& node_id, cluster::ForwardKind kind) {
   auto nodes = cluster.nodes();
-  if (!nodes) return answer(jobs, ex, api::HttpResponse::error(500, "internal", nodes.error().message()));
+  if (!nodes) return answer(jobs, ex, from_error(store_failure(nodes.error()).error()));
   for (const auto& n : *nodes) {
     if (n.id != node_id) continue;
     if (n.state == "lost" || n.state == "left") break;

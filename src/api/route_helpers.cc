@@ -8,8 +8,9 @@ using api::HttpResponse;
 using json = nlohmann::json;
 
 HttpResponse from_error(const ApiError& e) {
+  log_api_error(e);
   HttpResponse r = HttpResponse::error(e.status, e.code, e.message);
-  if (e.status == 429) r.headers.emplace_back("Retry-After", "1");
+  if (int wait = retry_after_s(e); wait > 0) r.headers.emplace_back("Retry-After", std::to_string(wait));
   if (e.status == 401) r.headers.emplace_back("WWW-Authenticate", "Bearer");
   return r;
 }

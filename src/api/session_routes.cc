@@ -13,7 +13,7 @@ namespace {
 // A new session on an API node: to the worker with the most free slots.
 void place_and_forward(JobService& jobs, const ClusterRouting& cluster, const ExchangePtr& ex) {
   auto nodes = cluster.nodes();
-  if (!nodes) return answer(jobs, ex, HttpResponse::error(500, "internal", nodes.error().message()));
+  if (!nodes) return answer(jobs, ex, from_error(store_failure(nodes.error()).error()));
   auto chosen = cluster::place_session(*nodes);
   if (!chosen) {
     HttpResponse r = HttpResponse::error(503, "no_worker", "no worker node has a free session slot; try again");

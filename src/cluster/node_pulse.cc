@@ -14,6 +14,7 @@ Status NodePulse::register_self() {
   row.state = "up";
   row.started_at = row.heartbeat_at = jobs::now_rfc3339();
   auto left = store_.register_node(row);
+  contact_.saw(left.has_value(), StoreContact::Clock::now());
   if (!left) return std::unexpected(left.error());
   if (hooks_.left) hooks_.left(*left);
   return {};
@@ -61,6 +62,8 @@ void NodePulse::beat() {
   h.warm_images = s.warm_images;
   h.now = jobs::now_rfc3339();
   auto answer = store_.heartbeat(h);
+  // A refusal is an answer of the store: the node is in touch with it.
+  contact_.saw(answer.has_value() || answer.error().kind == ErrorKind::kRefused, StoreContact::Clock::now());
   if (answer) {
     if (!answer->empty() && hooks_.cancel) hooks_.cancel(*answer);
     return;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "cluster/store_contact.h"
 #include "store/store.h"
 
 namespace airlock::cluster {
@@ -50,6 +51,13 @@ class NodePulse {
   // A heartbeat now rather than at the next tick (the node began to drain).
   void beat_now();
   void stop();  // joins the thread; writes nothing more
+  // Whether every heartbeat for the last `lease` reached the store: only then
+  // may this node judge the others' heartbeats (cluster/lost_nodes.h).
+  bool in_touch_for(std::chrono::milliseconds lease) const {
+    return contact_.unbroken_for(lease, StoreContact::Clock::now());
+  }
+  // A failure of the store seen elsewhere (the sweep itself) breaks the touch too.
+  void store_failed() { contact_.saw(false, StoreContact::Clock::now()); }
 
  private:
   void loop();
@@ -64,6 +72,7 @@ class NodePulse {
   std::condition_variable wake_;
   bool stopping_ = false, beat_asked_ = false;
   bool registered_ = true;  // false after a refusal, until registered again
+  StoreContact contact_;
   std::thread thread_;
 };
 

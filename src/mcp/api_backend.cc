@@ -1,5 +1,9 @@
 #include "mcp/api_backend.h"
 
+#include <thread>
+
+#include "mcp/retry.h"
+
 namespace airlock::mcp {
 
 ApiConnection::ApiConnection(ApiTarget target, int timeout_ms)
@@ -11,7 +15,12 @@ api::Response ApiConnection::call(const std::string& method, const std::string& 
   auto all = headers;
   all["Authorization"] = "Bearer " + target_.key;
   if (!body.empty() && !all.count("Content-Type")) all["Content-Type"] = "application/json";
-  return http_.request(method, target, body, all);
+  for (int attempt = 1;; ++attempt) {
+    api::Response r = http_.request(method, target, body, all);
+    auto wait = retry_wait(r, attempt);
+    if (!wait) return r;
+    std::this_thread::sleep_for(*wait);
+  }
 }
 
 api::EventStream ApiConnection::events(const std::string& target,

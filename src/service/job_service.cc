@@ -88,6 +88,12 @@ std::string stored_text(const jobs::JobRecord& rec) {
 std::string file_dir(const ServiceConfig& c, const std::string& id) { return content_dir(c) + "/files/" + id; }
 std::string work_dir(const ServiceConfig& c, const std::string& id) { return c.work_dir + "/" + id; }
 
+Status empty_work_dir(const std::string& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return fail_errno("open " + dir);
+  return sys::empty_dir(fd.get());
+}
+
 }  // namespace
 
 JobService::JobService(ServiceConfig config, store::Store& store)
@@ -109,6 +115,12 @@ Status JobService::start() {
   for (const auto& d : {config_.data_dir, content_dir(config_), content_dir(config_) + "/files", config_.work_dir,
                         node_dir(config_), spool, config_.data_dir + "/spool"})
     if (auto st = sys::make_dirs(d, 0700); !st) return st;
+  // The work directory is this node's own (docs/service.md, work_dir), and
+  // no job runs here yet: what is in it was left by a previous life of this
+  // node that was killed, whoever ended its jobs since (this node below, or
+  // another node's sweep that declared it lost).
+  if (auto st = empty_work_dir(config_.work_dir); !st)
+    log({{"event", "work_dir_not_emptied"}, {"dir", config_.work_dir}, {"error", st.error().message()}});
   // What a killed service left: its sandboxes died with it (parent-death
   // signal); the sweep removes their cgroups and job directories; the jobs
   // end as sandbox_error.
@@ -205,10 +217,10 @@ ApiResult<Caller> JobService::authenticate(const std::string& header) {
   const std::string prefix = "Bearer ";
   if (header.rfind(prefix, 0) != 0) return api_error(401, "unauthenticated", "send Authorization: Bearer <api key>");
   auto key = store_.authenticate(header.substr(prefix.size()));
-  if (!key) return internal(key.error().message());
+  if (!key) return store_failure(key.error());
   if (!*key) return api_error(401, "unauthenticated", "unknown or revoked API key");
   auto tenant = store_.tenant((*key)->tenant_id);
-  if (!tenant) return internal(tenant.error().message());
+  if (!tenant) return store_failure(tenant.error());
   if (!*tenant) return api_error(401, "unauthenticated", "the key's tenant no longer exists");
   return Caller{**key, **tenant};
 }
@@ -223,7 +235,7 @@ ApiResult<json> JobService::upload_file(const Caller& c, const std::string& name
   if (!checked) return std::unexpected(checked.error());
   const uint64_t quota = tenant_storage_bytes(config_, c.tenant.name);
   auto used = store_.storage_usage(c.tenant.id);
-  if (!used) return internal(used.error().message());
+  if (!used) return store_failure(used.error());
   if (checked->size > quota || used->total() > quota - checked->size)
     return api_error(413, "storage_quota", "file \"" + name + "\": " + std::to_string(checked->size) +
                                                " bytes; the tenant keeps " + std::to_string(used->total()) +
@@ -261,12 +273,12 @@ ApiResult<std::pair<json, bool>> JobService::create_job(const Caller& c, const j
   if (!request) return api_error(400, "bad_request", request.error().message());
   for (const auto& id : request->input_ids) {
     auto f = store_.file(c.tenant.id, id);
-    if (!f) return internal(f.error().message());
+    if (!f) return store_failure(f.error());
     if (!*f) return api_error(400, "bad_request", "inputs: no file " + id);
   }
   if (!request->snapshot.empty()) {
     auto snap = store_.snapshot(c.tenant.id, request->snapshot);
-    if (!snap) return internal(snap.error().message());
+    if (!snap) return store_failure(snap.error());
     if (!*snap) return api_error(400, "bad_request", "snapshot: no snapshot " + request->snapshot);
   }
   if (!validate::parse_checks(request->checks))
@@ -341,15 +353,15 @@ ApiResult<std::string> JobService::answerable_record_hash(const Caller& c, const
                                                          const std::vector<std::string>& request_ids,
                                                          bool open_only) {
   auto first = store_.job(c.tenant.id, job_id);  // another tenant's job answers as missing
-  if (!first) return internal(first.error().message());
+  if (!first) return store_failure(first.error());
   if (!*first) return not_found("job " + job_id);
   if ((*first)->state != store::JobState::kFinished)
     return api_error(409, "not_finished", "job " + job_id + " has not finished");
   auto rec = store_.record(c.tenant.id, job_id);
-  if (!rec) return internal(rec.error().message());
+  if (!rec) return store_failure(rec.error());
   if (!*rec) return api_error(409, "not_finished", "job " + job_id + " has no record yet");
   auto answers = store_.data_request_answers(c.tenant.id, job_id);
-  if (!answers) return internal(answers.error().message());
+  if (!answers) return store_failure(answers.error());
   auto record = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
   if (!open_only) answers->clear();  // the caller writes its answers where an answered one refuses them
   if (auto why = unanswerable(job_id, record, request_ids, *answers)) return std::unexpected(*why);
@@ -407,7 +419,7 @@ Result<std::optional<store::JobRow>> JobService::readable_job(const Caller& c, c
 ApiResult<json> JobService::job(const Caller& c, const std::string& id) {
   if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
   auto row = readable_job(c, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row) return not_found("job " + id);
   return view(**row);
 }
@@ -417,7 +429,7 @@ ApiResult<std::string> JobService::tenant_asked(const Caller& c, const std::stri
   if (parsed == "*") return parsed;
   auto t = store_.tenant(parsed);
   if (t && !*t) t = store_.tenant_by_name(parsed);
-  if (!t) return internal(t.error().message());
+  if (!t) return store_failure(t.error());
   if (!*t) return not_found("tenant " + workspace::printable(parsed));
   return (*t)->id;
 }
@@ -464,13 +476,13 @@ ApiResult<json> JobService::list_jobs(const Caller& c, const std::map<std::strin
 ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
   if (auto no = c.lacks({"run"})) return std::unexpected(*no);
   auto row = store_.job(c.tenant.id, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row) return not_found("job " + id);
   bool was_queued = false;
   if (cluster()) {
     // The job's worker sees the request in its next heartbeat (or at once by notification).
     auto asked = store_.request_cancel(id);
-    if (!asked) return internal(asked.error().message());
+    if (!asked) return store_failure(asked.error());
     if (*asked) return json{{"id", id}, {"state", "running"}, {"cancel", "requested"}};
     was_queued = (*row)->state == store::JobState::kQueued;  // unclaimed: it ends here, as on one node
   } else {
@@ -492,10 +504,10 @@ ApiResult<json> JobService::cancel(const Caller& c, const std::string& id) {
 ApiResult<OutputFile> JobService::output(const Caller& c, const std::string& id, const std::string& name) {
   if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
   auto row = readable_job(c, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row) return not_found("job " + id);
   auto arts = store_.artifacts(id);
-  if (!arts) return internal(arts.error().message());
+  if (!arts) return store_failure(arts.error());
   for (const auto& a : *arts) {
     if (a.name == name) return OutputFile{store_.artifact_path(a.sha256), a.name, a.sha256, a.type, a.size};
   }
@@ -505,7 +517,7 @@ ApiResult<OutputFile> JobService::output(const Caller& c, const std::string& id,
 ApiResult<json> JobService::publish(const Caller& c, const std::string& id, const std::string& name) {
   if (auto no = c.lacks({"publish"})) return std::unexpected(*no);
   auto row = store_.job(c.tenant.id, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row) return not_found("job " + id);
   if ((*row)->state != store::JobState::kFinished)
     return api_error(409, "not_finished", "the job has not finished");
@@ -522,9 +534,9 @@ ApiResult<json> JobService::publish(const Caller& c, const std::string& id, cons
 ApiResult<json> JobService::usage(const Caller& c, const std::string& from, const std::string& to) {
   if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
   auto u = store_.usage(c.tenant.id, from, to);
-  if (!u) return internal(u.error().message());
+  if (!u) return store_failure(u.error());
   auto kept = store_.storage_usage(c.tenant.id);
-  if (!kept) return internal(kept.error().message());
+  if (!kept) return store_failure(kept.error());
   json storage = {{"artifacts_bytes", kept->artifacts}, {"snapshots_bytes", kept->snapshots},
                   {"uploads_bytes", kept->uploads},     {"total_bytes", kept->total()},
                   {"quota_bytes", tenant_storage_bytes(config_, c.tenant.name)}};
@@ -536,7 +548,7 @@ ApiResult<json> JobService::usage(const Caller& c, const std::string& from, cons
 ApiResult<std::shared_ptr<LogBuffer>> JobService::output_stream(const Caller& c, const std::string& id) {
   if (auto no = c.lacks({"read", "admin"})) return std::unexpected(*no);
   auto row = readable_job(c, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row) return not_found("job " + id);
   {
     std::lock_guard lock(mu_);
@@ -666,8 +678,9 @@ void JobService::store_ending(Ending e) {
   auto stored = store_.finish_job(e.job_id, std::string(jobs::outcome_name(e.outcome)), e.finished_at, e.record,
                                   e.artifacts);
   if (stored) return job_ended(e.job_id);
-  // A failure of the disk (full, quota, I/O) passes; a refusal (already finished) does not.
-  bool keep = stored.error().err != 0;
+  // A failure of the store (a full disk, an I/O error, a lost connection, a
+  // server restarting) passes; a refusal (already finished) does not.
+  bool keep = store_may_pass_later(stored.error());
   log({{"event", "record_not_stored"}, {"job_id", e.job_id}, {"tenant", e.tenant_id},
        {"error", stored.error().message()}, {"kept", keep}});
   if (!keep) return job_ended(e.job_id);
@@ -684,8 +697,12 @@ void JobService::retry_unstored() {
   for (auto& e : pending) {
     auto stored = store_.finish_job(e.job_id, std::string(jobs::outcome_name(e.outcome)), e.finished_at, e.record,
                                     e.artifacts);
-    if (stored) {
-      log({{"event", "record_stored"}, {"job_id", e.job_id}, {"tenant", e.tenant_id}});
+    if (stored || !store_may_pass_later(stored.error())) {
+      // Stored, or refused: its first try may have committed with the answer
+      // lost, or another node ended the job meanwhile (it was declared lost).
+      if (stored) log({{"event", "record_stored"}, {"job_id", e.job_id}, {"tenant", e.tenant_id}});
+      else log({{"event", "record_refused"}, {"job_id", e.job_id}, {"tenant", e.tenant_id},
+                {"error", stored.error().message()}});
       job_ended(e.job_id);
     } else {
       std::lock_guard lock(mu_);
@@ -713,8 +730,12 @@ void JobService::job_ended(const std::string& job_id) {
 
 void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::string& cancel_error) {
   auto t_taken = Clock::now();
-  auto row_r = store_.job(q.tenant_id, q.job_id);
-  if (!row_r || !*row_r) return;
+  // The store may be away for a moment: the job waits for it rather than being dropped.
+  auto row_r = when_store_answers([&] { return store_.job(q.tenant_id, q.job_id); });
+  if (!row_r || !*row_r) {
+    if (!row_r) log({{"event", "job_not_read"}, {"job_id", q.job_id}, {"error", row_r.error().message()}});
+    return;
+  }
   store::JobRow row = **row_r;
   auto tenant = store_.tenant(q.tenant_id);
   const bool known_tenant = tenant && *tenant;
@@ -736,7 +757,9 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
     if (row.cancel_requested && row.node_id == config_.node_id)
       return finish_without_running(row, jobs::Outcome::kCancelled, "cancelled before it started");
     row.started_at = jobs::now_rfc3339();
-    if (auto st = store_.mark_running(row.id, ::getpid(), row.started_at, config_.node_id); !st) {
+    if (auto st = when_store_answers([&] { return store_.mark_running(row.id, ::getpid(), row.started_at,
+                                                                      config_.node_id); });
+        !st) {
       log({{"event", "claim_lost"}, {"job_id", row.id}, {"node", config_.node_id}, {"error", st.error().message()}});
       return;
     }
@@ -769,7 +792,8 @@ void JobService::run_one(const QueuedJob& q, JobCancel* cancel, const std::strin
 
   if (!cluster()) {
     row.started_at = jobs::now_rfc3339();
-    if (auto st = store_.mark_running(row.id, ::getpid(), row.started_at); !st)  // the job runs; its row says queued
+    if (auto st = when_store_answers([&] { return store_.mark_running(row.id, ::getpid(), row.started_at); });
+        !st)  // the job runs; its row says queued
       log({{"event", "mark_running_failed"}, {"job_id", row.id}, {"error", st.error().message()}});
   }
   log({{"event", "job_started"}, {"job_id", row.id}, {"tenant", row.tenant_id}, {"node", config_.node_id}});
@@ -829,7 +853,7 @@ ApiResult<json> JobService::run_retention() {
   // Each removal names the policy and is signed with the checkpoint key (docs/store.md "Retention").
   const store::RetentionPolicy policy{config_.retention_days, checkpoints_ ? checkpoints_->key() : nullptr};
   auto removed = store_.remove_older_than(before, jobs::now_rfc3339(), policy);
-  if (!removed) return internal(removed.error().message());
+  if (!removed) return store_failure(removed.error());
   return json{{"removed", *removed}, {"before", before}};
 }
 

@@ -35,6 +35,7 @@
 #include "service/job_runner.h"
 #include "service/log_buffer.h"
 #include "service/metrics.h"
+#include "service/store_retry.h"
 #include "sandbox/cgroup.h"
 #include "store/notifier.h"
 #include "store/store.h"
@@ -110,7 +111,11 @@ class JobService {
   ApiResult<nlohmann::json> run_retention();
 
   // One JSON object per event (job queued, started, finished), each with the job id.
-  void set_logger(std::function<void(const nlohmann::json&)> logger) { logger_ = std::move(logger); }
+  // Answers with an internal detail are logged there too (service/api_error.h).
+  void set_logger(std::function<void(const nlohmann::json&)> logger) {
+    set_api_error_log(logger);
+    logger_ = std::move(logger);
+  }
 
   // The tenant's stored limits and the configuration's egress caps for its name.
   PolicyCaps caps_for(const store::Tenant& tenant) const;
@@ -165,6 +170,14 @@ class JobService {
   // then the job still shows its last state.
   void store_ending(Ending e);
   void retry_unstored();  // housekeeping: one more try for each kept record
+  // Calls `call` (a store call returning a Result or Status) until it passes,
+  // fails with a refusal, or the service stops (service/store_retry.h's waits).
+  template <class Call>
+  auto when_store_answers(Call call) -> decltype(call());
+  bool stopping() const {
+    std::lock_guard lock(mu_);
+    return stopping_;
+  }
   // Signs and appends the chain heads that changed (checkpoint_key set), and logs each line.
   void write_checkpoints();
   // The job's record is stored: finish its output buffer, answer its waiters.
@@ -217,5 +230,15 @@ class JobService {
   std::chrono::steady_clock::time_point next_cluster_sweep_{}, next_waiter_poll_{};  // housekeeping thread
   std::condition_variable housekeeping_wake_;
 };
+
+template <class Call>
+auto JobService::when_store_answers(Call call) -> decltype(call()) {
+  for (int attempt = 1;; ++attempt) {
+    auto r = call();
+    if (r || !store_may_pass_later(r.error()) || stopping()) return r;
+    if (attempt == 1) log({{"event", "store_waited_for"}, {"error", r.error().message()}});
+    std::this_thread::sleep_for(store_retry_wait(attempt));
+  }
+}
 
 }  // namespace airlock::service

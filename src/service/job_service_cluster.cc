@@ -11,6 +11,7 @@
 #include "cluster/node_health.h"
 #include "jobs/record.h"
 #include "service/job_service.h"
+#include "service/store_retry.h"
 #include "sys/remove_tree.h"
 
 namespace airlock::service {
@@ -134,9 +135,9 @@ void JobService::end_left_job(const store::JobRow& row, const std::string& reaso
 
 ApiResult<std::monostate> JobService::admit_in_store(const store::Tenant& tenant) {
   auto all = store_.queue_counts("");
-  if (!all) return internal(all.error().message());
+  if (!all) return store_failure(all.error());
   auto mine = store_.queue_counts(tenant.id);
-  if (!mine) return internal(mine.error().message());
+  if (!mine) return store_failure(mine.error());
   const size_t tenant_cap = std::min(static_cast<size_t>(std::max(0, tenant.limits.max_queued)),
                                      tenant_max_queued(config_, tenant.name));
   // Claimed jobs have not started: they wait like queued ones.
@@ -149,12 +150,17 @@ ApiResult<std::monostate> JobService::admit_in_store(const store::Tenant& tenant
 
 void JobService::cluster_housekeeping() {
   auto now = Clock::now();
-  if (now >= next_cluster_sweep_) {
+  // A node judges the others' heartbeats only once its own have reached the
+  // store for a whole lease: after an outage (or its own start) the others
+  // get that long to write theirs.
+  const auto lease = std::chrono::milliseconds(config_.node_lease_ms);
+  if (now >= next_cluster_sweep_ && pulse_ && pulse_->in_touch_for(lease)) {
     next_cluster_sweep_ = now + kSweepEvery;
     auto lost = cluster::sweep_lost_nodes(store_, static_cast<int64_t>(config_.node_lease_ms),
                                           [this](const store::JobRow& row, const std::string& reason,
                                                  const std::string& node) { end_left_job(row, reason, node); });
     if (!lost) {
+      if (store_may_pass_later(lost.error())) pulse_->store_failed();
       log({{"event", "lost_node_sweep_failed"}, {"error", lost.error().message()}});
     } else {
       for (const auto& n : *lost)
@@ -238,8 +244,12 @@ json JobService::health() {
   h["node"] = config_.node_id;
   if (draining_) h["draining"] = true;
   auto nodes = store_.nodes();
-  if (!nodes) return json{{"status", "unavailable"}, {"error", nodes.error().message()},
-                          {"role", std::string(role_name(config_.role))}, {"node", config_.node_id}};
+  if (!nodes) {
+    // Unauthenticated: what failed goes to the log only.
+    log({{"event", "health_store_failed"}, {"error", nodes.error().message()}});
+    return json{{"status", "unavailable"}, {"store", "unavailable"},
+                {"role", std::string(role_name(config_.role))}, {"node", config_.node_id}};
+  }
   h["nodes"] = cluster::nodes_json(*nodes, jobs::now_rfc3339());
   return h;
 }

@@ -124,7 +124,7 @@ size_t SessionService::open_count() {
 
 ApiResult<std::string> SessionService::open_node_of(const Caller& c, const std::string& id) {
   auto row = readable_row(c, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row || (*row)->state != "open") return std::string();
   return (*row)->node_id;
 }
@@ -200,7 +200,7 @@ ApiResult<std::shared_ptr<LiveSession>> SessionService::open_session(const Calle
     return s;
   }
   auto row = store_.session(c.tenant.id, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row) return not_found("session " + id);
   return api_error(409, "session_closed", "session " + id + " is closed (" + (*row)->close_reason + ")");
 }
@@ -238,13 +238,13 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
   }
   for (const auto& fid : request->input_ids) {
     auto f = store_.file(c.tenant.id, fid);
-    if (!f) return reply(internal(f.error().message()));
+    if (!f) return reply(store_failure(f.error()));
     if (!*f) return reply(api_error(400, "bad_request", "inputs: no file " + fid));
     options.inputs.push_back((*f)->path);
   }
   if (!request->snapshot.empty()) {
     auto snap = store_.snapshot(c.tenant.id, request->snapshot);
-    if (!snap) return reply(internal(snap.error().message()));
+    if (!snap) return reply(store_failure(snap.error()));
     if (!*snap) return reply(api_error(400, "bad_request", "snapshot: no snapshot " + request->snapshot));
     auto manifest = workspace::SnapshotManifest::from_json((*snap)->manifest_json);
     if (!manifest) return reply(internal("the stored snapshot is unreadable: " + manifest.error().message()));
@@ -285,7 +285,7 @@ void SessionService::create(const Caller& c, const json& body, Reply reply) {
     if (mine >= config_.max_sessions_per_tenant)
       return reply(api_error(429, "too_many_sessions", "the tenant has " + std::to_string(mine) +
                                                            " open sessions, its limit; close one"));
-    if (auto st = store_.create_session(row); !st) return reply(internal(st.error().message()));
+    if (auto st = store_.create_session(row); !st) return reply(store_failure(st.error()));
     jobs_.metrics().session_opened();
     LiveSession::Hooks hooks;
     hooks.call_ended = [this](const Exec& e) { call_ended(e); };
@@ -316,7 +316,7 @@ ApiResult<json> SessionService::list(const Caller& c, const std::map<std::string
   auto tenant_id = jobs_.tenant_asked(c, *parsed);
   if (!tenant_id) return std::unexpected(tenant_id.error());
   auto rows = *tenant_id == "*" ? store_.sessions_of_every_tenant(200) : store_.sessions(*tenant_id, 200);
-  if (!rows) return internal(rows.error().message());
+  if (!rows) return store_failure(rows.error());
   auto names = jobs_.tenant_names(c, *tenant_id);
   json out = json::array();
   for (const auto& row : *rows) {
@@ -340,7 +340,7 @@ ApiResult<json> SessionService::closed_view(const store::SessionRow& row) {
   json v = {{"id", row.id}, {"tenant", row.tenant_id}, {"state", row.state}, {"created_at", row.created_at}, {"closed_at", row.closed_at},
             {"close_reason", row.close_reason}, {"request", parse_json_or_discarded(row.request_json, kMaxStoredJsonDepth)}};
   auto rec = store_.record(row.tenant_id, row.id);
-  if (!rec) return internal(rec.error().message());
+  if (!rec) return store_failure(rec.error());
   if (*rec) v["record"] = parse_json_or_discarded((*rec)->json, kMaxStoredJsonDepth);
   return v;
 }
@@ -357,7 +357,7 @@ ApiResult<json> SessionService::view_of(const Caller& c, const std::string& id, 
     return v;
   }
   auto row = any_tenant ? store_.session_of_any_tenant(id) : store_.session(c.tenant.id, id);
-  if (!row) return internal(row.error().message());
+  if (!row) return store_failure(row.error());
   if (!*row) return not_found("session " + id);
   return closed_view(**row);
 }
@@ -402,7 +402,7 @@ ApiResult<json> SessionService::exec(const Caller& c, const std::string& id, con
   if (auto s = find_readable(c, id); s && !s->closed())
     if (auto view = s->exec_json(exec_id)) return *view;
   auto stored = c.can("admin") ? store_.session_call_of_any_tenant(exec_id) : store_.session_call(c.tenant.id, exec_id);
-  if (!stored) return internal(stored.error().message());
+  if (!stored) return store_failure(stored.error());
   if (!*stored || (*stored)->session_id != id) return not_found("call " + exec_id);
   json call = parse_json_or_discarded((*stored)->call_json, kMaxStoredJsonDepth);
   // What the store keeps (outputs capped, figures by hash), the data
@@ -428,7 +428,7 @@ ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
   std::optional<store::SessionRow> closed;
   if (!live) {
     auto row = readable_row(c, id);
-    if (!row) return internal(row.error().message());
+    if (!row) return store_failure(row.error());
     if (!*row) return not_found("session " + id);
     closed = std::move(*row);
   }
@@ -438,7 +438,7 @@ ApiResult<json> SessionService::execs(const Caller& c, const std::string& id) {
   json out = json::array();
   std::set<std::string> listed;
   auto calls = store_.session_calls(id);
-  if (!calls) return internal(calls.error().message());
+  if (!calls) return store_failure(calls.error());
   for (const auto& call : *calls) {
     json j = parse_json_or_discarded(call.call_json, kMaxStoredJsonDepth);
     json entry = {{"id", call.id}, {"session_id", id}, {"state", "finished"}, {"status", j["status"]},

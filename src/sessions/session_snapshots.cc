@@ -52,7 +52,7 @@ void SessionService::snapshot(const Caller& c, const std::string& id, Reply repl
       if (added.error().err == EDQUOT)
         return reply(api_error(422, "snapshot_refused",
                                "snapshot: " + added.error().what + " (tenant_storage_mb; see GET /v1/usage)"));
-      return reply(internal(added.error().message()));
+      return reply(store_failure(added.error()));
     }
     json skipped = json::array();
     for (const auto& e : captured->skipped) skipped.push_back({{"path", e.path}, {"reason", e.reason}});
@@ -71,7 +71,7 @@ ApiResult<json> SessionService::snapshots(const Caller& c, const std::map<std::s
   auto tenant_id = jobs_.tenant_asked(c, *parsed);
   if (!tenant_id) return std::unexpected(tenant_id.error());
   auto rows = *tenant_id == "*" ? store_.snapshots_of_every_tenant() : store_.snapshots(*tenant_id);
-  if (!rows) return internal(rows.error().message());
+  if (!rows) return store_failure(rows.error());
   auto names = jobs_.tenant_names(c, *tenant_id);
   json out = json::array();
   for (const auto& row : *rows) {
@@ -95,13 +95,13 @@ ApiResult<json> SessionService::snapshot_info(const Caller& c, const std::string
   std::optional<store::SnapshotRow> found;
   if (*tenant_id != "*") {
     auto row = store_.snapshot(*tenant_id, digest);
-    if (!row) return internal(row.error().message());
+    if (!row) return store_failure(row.error());
     found = *row;
   }
   // Named (its own tenant too): only that tenant's.
   if (!found && c.can("admin") && (!q.contains("tenant") || *tenant_id == "*")) {
     auto rows = store_.snapshots_with_digest(digest);
-    if (!rows) return internal(rows.error().message());
+    if (!rows) return store_failure(rows.error());
     if (!rows->empty()) found = rows->front();
   }
   if (!found) return not_found("snapshot " + digest);
@@ -121,14 +121,14 @@ ApiResult<json> SessionService::snapshot_info(const Caller& c, const std::string
 ApiResult<json> SessionService::delete_snapshot(const Caller& c, const std::string& digest) {
   if (auto no = c.lacks({"run"})) return std::unexpected(*no);
   auto removed = store_.delete_snapshot(c.tenant.id, digest);
-  if (!removed) return internal(removed.error().message());
+  if (!removed) return store_failure(removed.error());
   if (!*removed) return not_found("snapshot " + digest);
   return json{{"digest", digest}, {"deleted", true}};
 }
 
 ApiResult<json> SessionService::expire_snapshots() {
   auto removed = store_.expire_snapshots(jobs::now_rfc3339());
-  if (!removed) return internal(removed.error().message());
+  if (!removed) return store_failure(removed.error());
   return json{{"removed", *removed}};
 }
 

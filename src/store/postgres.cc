@@ -36,14 +36,20 @@ std::string trimmed(const char* message) {
 }
 
 // A failed result as an Error: "what: <server message> (SQLSTATE xxxxx)". A
-// full disk (53100) carries ENOSPC, as SQLite's SQLITE_FULL does.
+// full disk (53100) carries ENOSPC, as SQLite's SQLITE_FULL does. A lost
+// connection, a server shutting down or starting up, or a transaction the
+// server gave up on is kUnavailable (store_unavailable(): the same call may
+// pass later); everything else kInternal.
 std::unexpected<Error> result_fail(const LibPq& pq, PGconn* conn, PGresult* r, const std::string& what) {
   const char* state = r ? pq.result_error_field(r, PG_DIAG_SQLSTATE) : nullptr;
   std::string message = trimmed(r ? pq.result_error_message(r) : pq.error_message(conn));
   if (message.empty()) message = trimmed(pq.error_message(conn));
   std::string text = what + ": " + message;
   if (state) text += std::string(" (SQLSTATE ") + state + ")";
-  return fail_with(text, state && std::strcmp(state, "53100") == 0 ? ENOSPC : 0);
+  auto e = fail_with(text, state && std::strcmp(state, "53100") == 0 ? ENOSPC : 0);
+  if (pq.status(conn) == CONNECTION_BAD || is_transient_sqlstate(state ? state : ""))
+    e.error().kind = ErrorKind::kUnavailable;
+  return e;
 }
 
 // What the statements of one connection share: the names of the server-side
@@ -242,7 +248,7 @@ Result<std::unique_ptr<Connection>> open_postgres(const std::string& url) {
   if ((*pq)->status(conn) != CONNECTION_OK) {
     std::string why = trimmed((*pq)->error_message(conn));
     (*pq)->finish(conn);
-    return fail("connect to PostgreSQL: " + why);
+    return fail(ErrorKind::kUnavailable, "connect to PostgreSQL: " + why);
   }
   (*pq)->set_notice_processor(conn, ignore_notice, nullptr);
   auto db = std::make_unique<PgConnection>(**pq, conn);

@@ -91,4 +91,10 @@ std::string postgres_ddl(std::string_view sql) {
   return out;
 }
 
+bool is_transient_sqlstate(std::string_view state) {
+  if (state.size() != 5) return false;
+  return state.starts_with("08") || state == "57P01" || state == "57P02" || state == "57P03" ||
+         state == "53300" || state == "40001" || state == "40P01";
+}
+
 }  // namespace airlock::store

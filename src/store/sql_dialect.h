@@ -26,4 +26,10 @@ PostgresText postgres_placeholders(std::string_view sql);
 // comments are left as they are.
 std::string postgres_ddl(std::string_view sqlite_ddl);
 
+// Whether a failure with this SQLSTATE may pass when tried again: the
+// connection's classes (08: connection exception; 57P01-57P03: the server is
+// shutting down, crashed or starting up; 53300: too many connections) and a
+// transaction the server rolled back (40001 serialization, 40P01 deadlock).
+bool is_transient_sqlstate(std::string_view state);
+
 }  // namespace airlock::store

@@ -153,9 +153,12 @@ Status Store::mark_running(const std::string& job_id, int pid, const std::string
   return write([&]() -> Status {
     // With a node: only the claimant may start it; one whose node was declared
     // lost (the claim was taken back) is refused, so it never runs twice.
+    // The same start again (its first COMMIT's answer was lost with the
+    // connection) changes nothing and passes.
     auto s = sql(
         "UPDATE jobs SET state = 'running', pid = ?2, started_at = ?3 "
-        "WHERE id = ?1 AND state = 'queued' AND (?4 = '' OR node_id = ?4)");
+        "WHERE id = ?1 AND (?4 = '' OR node_id = ?4) AND "
+        "(state = 'queued' OR (state = 'running' AND pid = ?2 AND started_at = ?3))");
     if (!s) return std::unexpected(s.error());
     (*s)->bind(1, job_id).bind(2, int64_t{pid}).bind(3, started).bind(4, node_id);
     if (auto st = (*s)->run(); !st) return st;
@@ -236,12 +239,14 @@ Result<StoredRecord> Store::finish_job(const std::string& job_id, const std::str
                                        const std::string& finished_at,
                                        const std::string& record_json,
                                        const std::vector<ArtifactRow>& artifacts) {
-  if (outcome.empty()) return fail("finishing job '" + job_id + "' without an outcome");
+  // Refusals are kInvalid, kNotFound or kRefused: trying again gives the same
+  // answer. A failure of the store itself (kInternal, kUnavailable) may pass.
+  if (outcome.empty()) return fail(ErrorKind::kInvalid, "finishing job '" + job_id + "' without an outcome");
   if (!nlohmann::json::accept(record_json))
-    return fail("the record of job '" + job_id + "' is not JSON");
+    return fail(ErrorKind::kInvalid, "the record of job '" + job_id + "' is not JSON");
   for (const auto& a : artifacts)
     if (!is_sha256_hex(a.sha256) || a.size > INT64_MAX)
-      return fail("artifact '" + a.name + "' of job '" + job_id + "' has a bad sha256 or size");
+      return fail(ErrorKind::kInvalid, "artifact '" + a.name + "' of job '" + job_id + "' has a bad sha256 or size");
   std::string at = finished_at.empty() ? jobs::now_rfc3339() : finished_at;
 
   StoredRecord record;
@@ -249,7 +254,7 @@ Result<StoredRecord> Store::finish_job(const std::string& job_id, const std::str
       [&]() -> Status {
         auto job = job_locked(job_id);
         if (!job) return std::unexpected(job.error());
-        if (!*job) return fail("no job '" + job_id + "'");
+        if (!*job) return fail(ErrorKind::kNotFound, "no job '" + job_id + "'");
         if ((*job)->state == JobState::kFinished)
           return fail(ErrorKind::kRefused, "job '" + job_id + "' already finished");
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <chrono>
 #include <sstream>
 #include <stdexcept>
@@ -84,7 +85,9 @@ void ClusterNodes::start(const std::string& id) {
   Node& n = nodes_.at(id);
   if (n.port == 0) n.port = free_port();
   const std::string address = "127.0.0.1:" + std::to_string(n.port);
-  std::vector<std::string> args = {AIRLOCK_BINARY, "serve", "--config", config_, "--role", n.role,
+  // $AIRLOCK_TEST_SERVE_BINARY: another build (an older one, to see a test fail without a fix).
+  const char* other = std::getenv("AIRLOCK_TEST_SERVE_BINARY");
+  std::vector<std::string> args = {other && *other ? other : AIRLOCK_BINARY, "serve", "--config", config_, "--role", n.role,
                                    "--node-id", n.id, "--listen", address, "--data-dir", data_,
                                    "--content-dir", content_, "--state-dir", n.state_dir,
                                    "--max-running", std::to_string(n.slots)};

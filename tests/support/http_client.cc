@@ -10,9 +10,36 @@
 #include <chrono>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 namespace airlock::testing {
 
 using Clock = std::chrono::steady_clock;
+
+std::optional<std::string> leaked_internal_text(const Response& r) {
+  if (r.status < 400) return std::nullopt;
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  std::string text = r.body;
+  if (j.is_object() && j.contains("error") && j["error"].is_object()) text = j["error"].dump();
+  // SQL and the stores' libraries (libpq, SQLite), then the service's own paths on the host.
+  static const char* const kLeaks[] = {
+      "sql: ",           "SQLSTATE",           "SELECT ",       "INSERT INTO",      "UPDATE jobs",
+      "DELETE FROM",     "no connection to the server", "server closed the connection", "libpq",
+      "sqlite3",         "database is locked", "/run/airlock/", "/var/lib/airlock", "/tmp/airlock-test-",
+      "/proc/self/",     "cgroup.procs",       "/sys/fs/cgroup"};
+  for (const char* leak : kLeaks)
+    if (text.find(leak) != std::string::npos)
+      return std::string("an error answer (") + std::to_string(r.status) + ") carries \"" + leak + "\": " + text;
+  return std::nullopt;
+}
+
+Response HttpClient::request(const std::string& method, const std::string& target, const std::string& body,
+                             const std::map<std::string, std::string>& headers) {
+  Response r = api::HttpClient::request(method, target, body, headers);
+  if (auto why = leaked_internal_text(r)) ADD_FAILURE() << method << " " << target << ": " << *why;
+  return r;
+}
 
 RawConnection::RawConnection(uint16_t port) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,11 +13,25 @@
 
 namespace airlock::testing {
 
-// The client itself is the airlock CLI's (src/http/client.h).
 using api::Event;
 using api::EventStream;
-using api::HttpClient;
 using api::Response;
+
+// What an error answer must never carry (docs/errors.md "What a client
+// sees"): SQL, the store's or a library's own messages, the service's host
+// paths. Pure: the reason, or nullopt for an answer that is not an error or
+// says nothing internal.
+std::optional<std::string> leaked_internal_text(const Response& r);
+
+// The airlock CLI's own client (src/http/client.h), which checks every error
+// answer it receives with leaked_internal_text() and fails the running test
+// on a leak: every test that talks HTTP through it is part of the check.
+class HttpClient : public api::HttpClient {
+ public:
+  using api::HttpClient::HttpClient;
+  Response request(const std::string& method, const std::string& target, const std::string& body = "",
+                   const std::map<std::string, std::string>& headers = {});
+};
 
 // A plain TCP connection for malformed, slow or partial requests.
 class RawConnection {

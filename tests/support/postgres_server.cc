@@ -22,6 +22,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -85,6 +86,7 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, RunAs as, const std::s
     if (::geteuid() == 0 && as.uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) ::_exit(126);
     }
+    ::setpgid(0, 0);  // the server and its backends: one group, for the fault tests' signals
     // After the uid change, which clears the parent-death signal (prctl(2)).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
@@ -168,25 +170,92 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::start(Options options) {
                                    "-c", "max_connections=" + std::to_string(options.max_connections), "-c", "shared_buffers=32MB"};
   if (!options.durable) argv.insert(argv.end(), {"-c", "fsync=off", "-c", "synchronous_commit=off",
                                                  "-c", "full_page_writes=off"});
-  auto pid = spawn(argv, as, log);
+  s->argv_ = argv;
+  s->uid_ = as.uid;
+  s->gid_ = as.gid;
+  s->netns_ = as.netns;
+  s->log_ = log;
+  if (auto st = s->start_again(); !st) return std::unexpected(st.error());
+  return s;
+}
+
+Status PostgresServer::start_again() {
+  if (pid_ > 0) return fail("postgres (pid " + std::to_string(pid_) + ") is running");
+  RunAs as{uid_, gid_, netns_};
+  auto pid = spawn(argv_, as, log_);
   if (!pid) return std::unexpected(pid.error());
-  s->pid_ = *pid;
+  pid_ = *pid;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (true) {
-    if (auto c = store::open_postgres(s->local_url("postgres")); c) break;
+    if (auto c = store::open_postgres(local_url("postgres")); c) break;
     int status = 0;
-    if (::waitpid(s->pid_, &status, WNOHANG) == s->pid_) {
-      s->pid_ = -1;
-      return fail("postgres exited at start (status " + std::to_string(status) + "); see " + log);
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return fail("postgres exited at start (status " + std::to_string(status) + "); see " + log_);
     }
-    if (std::chrono::steady_clock::now() > deadline) return fail("postgres did not accept connections in 60 s; see " + log);
+    if (std::chrono::steady_clock::now() > deadline) return fail("postgres did not accept connections in 60 s; see " + log_);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return s;
+  return {};
+}
+
+namespace {
+
+// Waits for the postmaster `pid` to exit, then for the rest of its group.
+Status reap_group(pid_t pid, int timeout_ms) {
+  int status = 0;
+  bool gone = false;
+  for (int i = 0; i < timeout_ms / 20 && !gone; ++i) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) gone = true;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!gone) return fail("postgres (pid " + std::to_string(pid) + ") did not exit");
+  for (int i = 0; i < timeout_ms / 20; ++i) {
+    if (::kill(-pid, 0) < 0 && errno == ESRCH) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return fail("postgres's processes (group " + std::to_string(pid) + ") did not all exit");
+}
+
+}  // namespace
+
+Status PostgresServer::stop() {
+  if (pid_ <= 0) return fail("postgres is not running");
+  if (::kill(pid_, SIGINT) < 0) return fail_errno("kill SIGINT postgres");
+  pid_t pid = std::exchange(pid_, -1);
+  return reap_group(pid, 30000);
+}
+
+Status PostgresServer::kill_hard() {
+  if (pid_ <= 0) return fail("postgres is not running");
+  if (::kill(-pid_, SIGKILL) < 0) return fail_errno("kill SIGKILL postgres's group");
+  pid_t pid = std::exchange(pid_, -1);
+  return reap_group(pid, 30000);
+}
+
+Status PostgresServer::pause() {
+  if (pid_ <= 0) return fail("postgres is not running");
+  if (::kill(-pid_, SIGSTOP) < 0) return fail_errno("kill SIGSTOP postgres's group");
+  return {};
+}
+
+Status PostgresServer::resume() {
+  if (pid_ <= 0) return fail("postgres is not running");
+  if (::kill(-pid_, SIGCONT) < 0) return fail_errno("kill SIGCONT postgres's group");
+  return {};
+}
+
+Status PostgresServer::cut_connections() {
+  auto c = store::open_postgres(local_url("postgres"));
+  if (!c) return std::unexpected(c.error());
+  return (*c)->exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+      "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'");
 }
 
 PostgresServer::~PostgresServer() {
   if (pid_ > 0) {
+    ::kill(-pid_, SIGCONT);  // a test that paused it and failed before resume()
     ::kill(pid_, SIGINT);  // fast shutdown: backends end, the postmaster exits last
     int status = 0;
     bool gone = false;

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 
@@ -50,6 +51,21 @@ class PostgresServer {
   std::string local_url(const std::string& database) const;
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
+
+  // Faults, for the store-fault tests (a server this object started; its
+  // processes are one process group). stop(): a fast shutdown (clients see
+  // the server close their connections); kill_hard(): SIGKILL of every
+  // server process (a crash); pause()/resume(): SIGSTOP/SIGCONT of all of
+  // them (a server that hangs: connections stay open, nothing answers);
+  // start_again(): the same data directory and port, until it accepts
+  // connections; cut_connections(): every client connection ended by the
+  // server (pg_terminate_backend), the server itself stays up.
+  Status stop();
+  Status kill_hard();
+  Status pause();
+  Status resume();
+  Status start_again();
+  Status cut_connections();
   const std::string& dir() const { return dir_; }
 
  private:
@@ -61,6 +77,11 @@ class PostgresServer {
   int port_ = 0;
   pid_t pid_ = -1;
   int next_db_ = 0;
+  // How it was started, to start it again.
+  std::vector<std::string> argv_;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  std::string netns_, log_;
 };
 
 // The file the ctest fixture writes (tests/postgres_fixture): the first line is

@@ -22,6 +22,14 @@ TEST(StoreSqlDialect, ABarePlaceholderIsABugAndCrashes) {
   EXPECT_DEATH(postgres_placeholders("SELECT ?0"), "");
 }
 
+TEST(StoreSqlDialect, ConnectionAndServerStateFailuresAreTransient) {
+  for (const char* state : {"08000", "08003", "08006", "57P01", "57P02", "57P03", "53300", "40001", "40P01"})
+    EXPECT_TRUE(is_transient_sqlstate(state)) << state;
+  // A constraint, a syntax error, a full disk, a bad value: trying again gives the same answer.
+  for (const char* state : {"23505", "42601", "53100", "22P02", "", "08", "080000"})
+    EXPECT_FALSE(is_transient_sqlstate(state)) << state;
+}
+
 TEST(StoreSqlDialect, DdlTypesBecomePostgresTypes) {
   std::string ddl = postgres_ddl(
       "CREATE TABLE t (\n  n INTEGER PRIMARY KEY AUTOINCREMENT,\n  name TEXT NOT NULL, -- TEXT stays here\n"

@@ -1,0 +1,19 @@
+// Pure: which failures of the store a caller tries again, and how long it
+// waits between tries (docs/store.md "When the store fails"). A refusal
+// (kInvalid, kRefused, kNotFound) gives the same answer every time; a failure
+// of the store itself (kInternal: a full disk, an I/O error; kUnavailable:
+// the connection lost, the server restarting) may pass later.
+#pragma once
+
+#include <chrono>
+
+#include "base/result.h"
+
+namespace airlock::service {
+
+bool store_may_pass_later(const Error& e);
+
+// The wait before try number `attempt` (1, 2, ...): 50 ms, doubling, at most 1 s.
+std::chrono::milliseconds store_retry_wait(int attempt);
+
+}  // namespace airlock::service

@@ -237,3 +237,86 @@ def test_a_tampered_session_file_is_refused(client, service, proxy):
         with pytest.raises(IntegrityError):
             via.read_session_file(s.id, "n.txt")
         assert via.read_session_file(s.id, "n.txt") == b"secret numbers 123\n"
+
+
+class _Answers:
+    """A loopback HTTP server answering each request with the next (status, headers, body)."""
+
+    def __init__(self, answers):
+        import http.server
+        import json as _json
+
+        self.answers = list(answers)
+        self.seen = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                status, headers, body = outer.answers[min(outer.seen, len(outer.answers) - 1)]
+                outer.seen += 1
+                data = _json.dumps(body).encode()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+_STORE_DOWN = (503, {"Retry-After": "0"},
+               {"error": {"code": "store_unavailable", "message": "the service's store cannot be reached now"}})
+_A_JOB = (200, {}, {"id": "0123456789abcdef", "state": "finished", "outcome": "succeeded"})
+
+
+def test_503_store_unavailable_with_retry_after_is_retried_until_the_store_answers():
+    from airlock_serve.errors import StoreUnavailable
+
+    server = _Answers([_STORE_DOWN, _STORE_DOWN, _A_JOB])
+    retries = []
+    try:
+        c = Client(server.url, "k", max_retries=5,
+                   on_retry=lambda err, attempt, delay: retries.append((type(err).__name__, attempt)))
+        job = c.get_job("0123456789abcdef")
+        assert job.outcome == "succeeded"
+        assert retries == [("StoreUnavailable", 1), ("StoreUnavailable", 2)]
+        assert server.seen == 3
+    finally:
+        server.close()
+
+
+def test_503_store_unavailable_is_retried_a_bounded_number_of_times():
+    from airlock_serve.errors import StoreUnavailable
+
+    server = _Answers([_STORE_DOWN])
+    try:
+        c = Client(server.url, "k", max_retries=2)
+        with pytest.raises(StoreUnavailable) as e:
+            c.get_job("0123456789abcdef")
+        assert e.value.status == 503 and e.value.retryable
+        assert server.seen == 3  # the first try and two retries
+    finally:
+        server.close()
+
+
+def test_503_without_retry_after_is_not_retried():
+    server = _Answers([(503, {}, {"error": {"code": "stopping", "message": "the service is stopping"}}), _A_JOB])
+    try:
+        c = Client(server.url, "k", max_retries=5)
+        with pytest.raises(ServerError) as e:
+            c.get_job("0123456789abcdef")
+        assert e.value.status == 503 and e.value.code == "stopping"
+        assert server.seen == 1
+    finally:
+        server.close()

@@ -84,6 +84,8 @@ export class UnavailableError extends ServerError { override name = "Unavailable
 export class StoppingError extends UnavailableError { override name = "StoppingError"; }
 /** 503 no_worker: no worker node of the cluster has a free session slot now. */
 export class NoWorkerError extends UnavailableError { override name = "NoWorkerError"; }
+/** 503 store_unavailable: the service's store cannot be reached now (it sends Retry-After; retried). */
+export class StoreUnavailableError extends UnavailableError { override name = "StoreUnavailableError"; }
 /** 502 node_unreachable: the API node could not reach the worker node holding the session or job. */
 export class NodeUnreachableError extends ServerError { override name = "NodeUnreachableError"; }
 /** 504 node_timeout: the worker node holding the session or job did not answer in time. */
@@ -133,6 +135,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ApiErrorClass>> = {
   "503 unavailable": UnavailableError,
   "503 stopping": StoppingError,
   "503 no_worker": NoWorkerError,
+  "503 store_unavailable": StoreUnavailableError,
   "502 node_unreachable": NodeUnreachableError,
   "504 node_timeout": NodeTimeoutError,
   "507 insufficient_storage": InsufficientStorageError,

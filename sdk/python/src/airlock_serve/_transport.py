@@ -1,6 +1,7 @@
 """HTTP for the client: one connection per request (http.client), the API
 key as a Bearer token, JSON in and out, errors turned into typed exceptions,
-and 429 answers retried after their Retry-After, a bounded number of times.
+and 429 answers (and 503 answers with Retry-After) retried after their Retry-After, a bounded
+number of times.
 """
 import http.client
 import json
@@ -68,7 +69,7 @@ class Transport:
 
     def open(self, method, path, *, query=None, body=None, headers=None, timeout=None, ok=(200, 201)):
         """Sends a request and returns (connection, response) with the body unread.
-        Raises the typed error of an error answer; retries a 429."""
+        Raises the typed error of an error answer; retries a 429, and a 503 with Retry-After."""
         timeout = self.timeout if timeout is None else timeout
         if hasattr(body, "read"):
             body = body.read()  # once: a retry sends the same bytes
@@ -96,9 +97,9 @@ class Transport:
             finally:
                 conn.close()
             err = _error_from(resp.status, _lower_headers(resp.headers), data)
-            if isinstance(err, errors.TooManyRequests) and attempt < self.max_retries:
+            if err.retryable and attempt < self.max_retries:
                 attempt += 1
-                wait = err.retry_after
+                wait = errors.parse_retry_after(err.headers.get("retry-after"))
                 wait = min(self.max_retry_wait, 2 ** (attempt - 1) if wait is None else wait)
                 if self.on_retry:
                     self.on_retry(err, attempt, wait)

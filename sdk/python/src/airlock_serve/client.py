@@ -59,7 +59,7 @@ class Client:
 
     timeout: seconds any request may wait for the service (connect, each
       read); calls that wait on the service side (wait_s) get that much more.
-    max_retries, max_retry_wait: a 429 answer is retried after its
+    max_retries, max_retry_wait: a 429 answer, and a 503 with Retry-After, is retried after its
       Retry-After (at most max_retry_wait seconds each), max_retries times.
     keepalive_s: the service's event_keepalive_ms in seconds; an event
       stream silent for three intervals is reconnected with Last-Event-ID.

@@ -24,6 +24,13 @@ class ApiError(AirlockError):
         self.message = message
         self.headers = dict(headers or {})
 
+    @property
+    def retryable(self):
+        """Nothing was done and the service said when to try again: a 429, or a 503 with Retry-After."""
+        if self.status == 429:
+            return True
+        return self.status == 503 and parse_retry_after(self.headers.get("retry-after")) is not None
+
 
 # 400
 class BadRequest(ApiError):
@@ -175,6 +182,10 @@ class NoWorker(Unavailable):
     """No worker node of the cluster has a free session slot now; try again."""
 
 
+class StoreUnavailable(Unavailable):
+    """The service's store cannot be reached now; it is retried after its Retry-After."""
+
+
 class NodeUnreachable(ServerError):
     """The API node could not reach the worker node that holds the session or job (502)."""
 
@@ -238,6 +249,7 @@ ERRORS = {
     "unavailable": Unavailable,
     "stopping": Stopping,
     "no_worker": NoWorker,
+    "store_unavailable": StoreUnavailable,
     "node_unreachable": NodeUnreachable,
     "node_timeout": NodeTimeout,
     "insufficient_storage": InsufficientStorage,

@@ -97,16 +97,17 @@ ImageMountResult<ImageMount> ImageMount::mount_fd(int image_fd) {
   // store on /tmp of a fresh machine). The same open file goes on a loop
   // device and is mounted from there: the file checked is still the file
   // mounted.
-  if (mounted.error().kind != ImageMountFailure::kNotAnImage || mounted.error().error.err != ENOTBLK)
-    return std::unexpected(mounted.error());
+  const ImageMountError& direct = mounted.error();
+  if (direct.kind != ImageMountFailure::kNotAnImage || direct.error.err != ENOTBLK)
+    return std::unexpected(direct);
   auto device = attach_loop_device(image_fd);
-  if (!device)
-    return std::unexpected(ImageMountError{
-        ImageMountFailure::kMountApi,
-        Error{"mount the image (erofs): the kernel cannot read it file-backed (" +
-                  std::string(std::strerror(ENOTBLK)) + ") and no loop device: " +
-                  device.error().what,
-              device.error().err}});
+  if (!device) {
+    std::string what = "mount the image (erofs): the kernel cannot read it file-backed (" +
+                       std::string(std::strerror(ENOTBLK)) +
+                       ") and no loop device: " + device.error().what;
+    return std::unexpected(
+        ImageMountError{ImageMountFailure::kMountApi, Error{what, device.error().err}});
+  }
   auto from_device = mount_erofs("/proc/self/fd/" + std::to_string(device->get()));
   if (!from_device) return std::unexpected(from_device.error());
   return ImageMount(std::move(*from_device));  // the mount holds the device; our fd goes

@@ -94,7 +94,8 @@ std::string retention_age_problem(const RetentionClaim& c) {
   auto at = usage::parse_time_ms(c.at);
   if (!removed || !at) return "has a time that is not RFC 3339 UTC";
   // Days beyond any clock (more than a million years) cannot be met.
-  if (*c.retention_days > 365'000'000 || *removed + static_cast<int64_t>(*c.retention_days) * kDayMs > *at)
+  if (*c.retention_days > 365'000'000 ||
+      *removed + static_cast<int64_t>(*c.retention_days) * kDayMs > *at)
     return "removed records as recent as " + c.removed_through_time + " at " + c.at +
            ", under retention_days " + std::to_string(*c.retention_days) +
            ": younger than the policy allows";

@@ -5,6 +5,7 @@
 // with a retention record claiming them (through the last checkpointed seq,
 // with that checkpoint's signed head) pass plain verify and are refused by
 // `verify --checkpoints`, which says why.
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 
@@ -12,8 +13,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "jobs/record.h"
 #include "run_helpers.h"
@@ -53,8 +52,8 @@ std::string sql_value(const std::string& db_path, const std::string& query) {
   std::string out;
   if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_text(st, 0) != nullptr)
+    if (sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr)
       out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
   }
@@ -102,22 +101,25 @@ TEST(RetentionForgery, AForgedRemovalOfCheckpointedRecordsIsRefusedTheServicesOw
   const std::string alpha = tenant_id(svc.data_dir(), "alpha");
   const std::string db = svc.data_dir() + "/airlock.db";
   const std::vector<std::string> with_checkpoints = {
-      "verify", "--data-dir", svc.data_dir(), "--checkpoints", file, "--checkpoint-public-key", key + ".pub"};
+      "verify",    "--data-dir", svc.data_dir(), "--checkpoints", file, "--checkpoint-public-key",
+      key + ".pub"};
   auto intact = run_airlock(with_checkpoints);
   EXPECT_EQ(intact.status, 0) << intact.out << intact.err;
   EXPECT_NE(intact.out.find("chains intact, 4 checkpoints match"), std::string::npos) << intact.out;
 
   // The service's own retention: alpha's first two records made 40 days old
   // (created_at is not hashed), then a start runs retention at once.
-  const std::string old = airlock::jobs::rfc3339(std::chrono::system_clock::now() - std::chrono::hours(24 * 40));
-  ASSERT_EQ(sql(db, "BEGIN; DROP TRIGGER records_append_only; UPDATE records SET created_at = '" + old +
-                        "' WHERE tenant_id = '" + alpha +
-                        "' AND seq <= 2; CREATE TRIGGER records_append_only BEFORE UPDATE ON records "
-                        "BEGIN SELECT RAISE(ABORT, 'records are append-only'); END; COMMIT"),
-            "");
+  const std::string old =
+      airlock::jobs::rfc3339(std::chrono::system_clock::now() - std::chrono::hours(24 * 40));
+  ASSERT_EQ(
+      sql(db, "BEGIN; DROP TRIGGER records_append_only; UPDATE records SET created_at = '" + old +
+                  "' WHERE tenant_id = '" + alpha +
+                  "' AND seq <= 2; CREATE TRIGGER records_append_only BEFORE UPDATE ON records "
+                  "BEGIN SELECT RAISE(ABORT, 'records are append-only'); END; COMMIT"),
+      "");
   svc.start();
-  const std::string retention_query =
-      "SELECT json FROM records WHERE tenant_id = '" + alpha + "' AND job_id = '' ORDER BY seq DESC LIMIT 1";
+  const std::string retention_query = "SELECT json FROM records WHERE tenant_id = '" + alpha +
+                                      "' AND job_id = '' ORDER BY seq DESC LIMIT 1";
   for (int waited = 0; waited < 10000 && sql_value(db, retention_query).empty(); waited += 50)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(svc.stop(), 0) << svc.log();
@@ -146,9 +148,12 @@ TEST(RetentionForgery, AForgedRemovalOfCheckpointedRecordsIsRefusedTheServicesOw
     sqlite3* h = nullptr;
     ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
     sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(h, ("SELECT id FROM jobs WHERE tenant_id = '" + alpha + "'").c_str(), -1, &st, nullptr),
-              SQLITE_OK);
-    while (sqlite3_step(st) == SQLITE_ROW) jobs.push_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    ASSERT_EQ(
+        sqlite3_prepare_v2(h, ("SELECT id FROM jobs WHERE tenant_id = '" + alpha + "'").c_str(), -1,
+                           &st, nullptr),
+        SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW)
+      jobs.push_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
     sqlite3_finalize(st);
     sqlite3_close(h);
   }
@@ -159,19 +164,23 @@ TEST(RetentionForgery, AForgedRemovalOfCheckpointedRecordsIsRefusedTheServicesOw
     for (size_t at = 0; (at = s.find('\'', at)) != std::string::npos; at += 2) s.insert(at, "'");
     return "'" + s + "'";
   };
-  ASSERT_EQ(sql(db, "BEGIN; DELETE FROM records WHERE tenant_id = '" + alpha + "'; DELETE FROM jobs WHERE tenant_id = '" +
-                        alpha + "'; INSERT INTO records (tenant_id, seq, job_id, prev_hash, hash, json, created_at) VALUES ('" +
-                        alpha + "', " + seq + ", '', '" + head + "', '" + hash + "', " + quoted(forged) + ", '" +
-                        airlock::jobs::now_rfc3339() + "'); UPDATE chain_heads SET seq = " + seq + ", hash = '" + hash +
-                        "' WHERE tenant_id = '" + alpha + "'; COMMIT"),
-            "");
+  ASSERT_EQ(
+      sql(db, "BEGIN; DELETE FROM records WHERE tenant_id = '" + alpha +
+                  "'; DELETE FROM jobs WHERE tenant_id = '" + alpha +
+                  "'; INSERT INTO records (tenant_id, seq, job_id, prev_hash, hash, json, "
+                  "created_at) VALUES ('" +
+                  alpha + "', " + seq + ", '', '" + head + "', '" + hash + "', " + quoted(forged) +
+                  ", '" + airlock::jobs::now_rfc3339() + "'); UPDATE chain_heads SET seq = " + seq +
+                  ", hash = '" + hash + "' WHERE tenant_id = '" + alpha + "'; COMMIT"),
+      "");
 
   auto plain = run_airlock({"verify", "--data-dir", svc.data_dir()});
   EXPECT_EQ(plain.status, 0) << "the forgery is consistent: " << plain.out << plain.err;
   auto caught = run_airlock(with_checkpoints);
   EXPECT_EQ(caught.status, 1) << caught.out << caught.err;
-  EXPECT_NE(caught.out.find("tenant " + alpha + ": retention record at seq " + seq + " (removing through seq " +
-                            std::to_string(through) + ") is not signed by the checkpoint key"),
+  EXPECT_NE(caught.out.find("tenant " + alpha + ": retention record at seq " + seq +
+                            " (removing through seq " + std::to_string(through) +
+                            ") is not signed by the checkpoint key"),
             std::string::npos)
       << caught.out;
   EXPECT_NE(caught.err.find("1 problem(s)"), std::string::npos) << caught.err;

@@ -5,16 +5,17 @@
 // the chain head points at it. Plain verify cannot tell; verify --checkpoints
 // (store::check_checkpoints) refuses it, naming the tenant, the record and why.
 // On both backends.
-#include <fstream>
+#include "store/retention_proof.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "jobs/record.h"
 #include "service/checkpoint_writer.h"
 #include "store/chain.h"
 #include "store/checkpoint_check.h"
-#include "store/retention_proof.h"
 #include "store/store.h"
 #include "store_backend.h"
 #include "store_test_util.h"
@@ -41,7 +42,8 @@ RetentionClaim claim_of(const std::string& removed_through, uint64_t days, const
   return c;
 }
 
-bool has(const std::vector<std::string>& problems, const std::string& a, const std::string& b = "") {
+bool has(const std::vector<std::string>& problems, const std::string& a,
+         const std::string& b = "") {
   for (const auto& p : problems)
     if (p.find(a) != std::string::npos && p.find(b) != std::string::npos) return true;
   return false;
@@ -55,8 +57,8 @@ std::string joined(const std::vector<std::string>& problems) {
 
 TEST(RetentionProof, ASignedRecordVerifiesAndEachChangedFieldFailsIt) {
   EvpKey key = new_key();
-  auto text = retention_record_text("t1", claim_of("2026-01-01T00:00:00.000Z", 30, "2026-02-01T00:00:00.000Z"),
-                                    key.get());
+  auto text = retention_record_text(
+      "t1", claim_of("2026-01-01T00:00:00.000Z", 30, "2026-02-01T00:00:00.000Z"), key.get());
   ASSERT_TRUE(text) << text.error().message();
   auto claim = parse_retention_claim(*text);
   ASSERT_TRUE(claim);
@@ -69,7 +71,8 @@ TEST(RetentionProof, ASignedRecordVerifiesAndEachChangedFieldFailsIt) {
   ASSERT_TRUE(cover);
   EXPECT_EQ(cover->through_seq, 2);
   // Another tenant, or any field changed: the signature no longer holds.
-  EXPECT_NE(retention_signature_problem("t2", *claim, key.get()).find("bad signature"), std::string::npos);
+  EXPECT_NE(retention_signature_problem("t2", *claim, key.get()).find("bad signature"),
+            std::string::npos);
   auto j = nlohmann::ordered_json::parse(*text);
   for (auto [field, value] : std::vector<std::pair<std::string, nlohmann::ordered_json>>{
            {"removed_through_seq", 3},
@@ -82,7 +85,8 @@ TEST(RetentionProof, ASignedRecordVerifiesAndEachChangedFieldFailsIt) {
     changed[field] = value;
     auto c = parse_retention_claim(changed.dump());
     ASSERT_TRUE(c) << field;
-    EXPECT_NE(retention_signature_problem("t1", *c, key.get()).find("bad signature"), std::string::npos)
+    EXPECT_NE(retention_signature_problem("t1", *c, key.get()).find("bad signature"),
+              std::string::npos)
         << field;
   }
   // Another key is named as such.
@@ -90,8 +94,8 @@ TEST(RetentionProof, ASignedRecordVerifiesAndEachChangedFieldFailsIt) {
   EXPECT_NE(retention_signature_problem("t1", *claim, other.get()).find("not by the given key"),
             std::string::npos);
   // Unsigned.
-  auto unsigned_text = retention_record_text("t1", claim_of("2026-01-01T00:00:00.000Z", 30, "2026-02-01T00:00:00.000Z"),
-                                             nullptr);
+  auto unsigned_text = retention_record_text(
+      "t1", claim_of("2026-01-01T00:00:00.000Z", 30, "2026-02-01T00:00:00.000Z"), nullptr);
   ASSERT_TRUE(unsigned_text);
   EXPECT_EQ(unsigned_text->find("\"sig\""), std::string::npos);
   EXPECT_EQ(retention_signature_problem("t1", *parse_retention_claim(*unsigned_text), key.get()),
@@ -100,19 +104,27 @@ TEST(RetentionProof, ASignedRecordVerifiesAndEachChangedFieldFailsIt) {
 
 TEST(RetentionProof, ARemovalYoungerThanItsPolicyIsAProblem) {
   // Exactly retention_days old: allowed.
-  EXPECT_EQ(retention_age_problem(claim_of("2026-01-01T00:00:00.000Z", 31, "2026-02-01T00:00:00.000Z")), "");
+  EXPECT_EQ(
+      retention_age_problem(claim_of("2026-01-01T00:00:00.000Z", 31, "2026-02-01T00:00:00.000Z")),
+      "");
   // One millisecond younger: not.
-  EXPECT_NE(retention_age_problem(claim_of("2026-01-01T00:00:00.001Z", 31, "2026-02-01T00:00:00.000Z"))
-                .find("younger than the policy allows"),
-            std::string::npos);
+  EXPECT_NE(
+      retention_age_problem(claim_of("2026-01-01T00:00:00.001Z", 31, "2026-02-01T00:00:00.000Z"))
+          .find("younger than the policy allows"),
+      std::string::npos);
   // Seconds old under a 30-day policy (the forgery's numbers).
-  std::string p = retention_age_problem(claim_of("2026-12-08T01:00:00.000Z", 30, "2026-12-08T01:00:05.000Z"));
-  EXPECT_EQ(p, "removed records as recent as 2026-12-08T01:00:00.000Z at 2026-12-08T01:00:05.000Z, under "
-               "retention_days 30: younger than the policy allows");
-  EXPECT_NE(retention_age_problem(claim_of("2026-01-01T00:00:00Z", UINT64_MAX, "2026-02-01T00:00:00Z")),
-            "");
-  EXPECT_NE(retention_age_problem(claim_of("yesterday", 1, "2026-02-01T00:00:00Z")).find("RFC 3339"),
-            std::string::npos);
+  std::string p =
+      retention_age_problem(claim_of("2026-12-08T01:00:00.000Z", 30, "2026-12-08T01:00:05.000Z"));
+  EXPECT_EQ(
+      p,
+      "removed records as recent as 2026-12-08T01:00:00.000Z at 2026-12-08T01:00:05.000Z, under "
+      "retention_days 30: younger than the policy allows");
+  EXPECT_NE(
+      retention_age_problem(claim_of("2026-01-01T00:00:00Z", UINT64_MAX, "2026-02-01T00:00:00Z")),
+      "");
+  EXPECT_NE(
+      retention_age_problem(claim_of("yesterday", 1, "2026-02-01T00:00:00Z")).find("RFC 3339"),
+      std::string::npos);
   // A record from before policies were named.
   auto legacy = parse_retention_claim(retention_record_json({"j"}, 1, std::string(64, 'a')));
   ASSERT_TRUE(legacy);
@@ -189,7 +201,8 @@ class RetentionForgery : public ::testing::TestWithParam<testing::Backend> {
     raw("INSERT INTO records (tenant_id, job_id, prev_hash, hash, json, created_at, seq) "
         "VALUES (?1, '', ?2, ?3, ?4, ?5, ?6)",
         {tenant_, head, hash, json, jobs::now_rfc3339()}, through + 1);
-    raw("UPDATE chain_heads SET hash = ?2, seq = ?3 WHERE tenant_id = ?1", {tenant_, hash}, through + 1);
+    raw("UPDATE chain_heads SET hash = ?2, seq = ?3 WHERE tenant_id = ?1", {tenant_, hash},
+        through + 1);
     reopen();
   }
 
@@ -218,7 +231,8 @@ TEST_P(RetentionForgery, ForgedRemovalOfCheckpointedRecordsIsRefused) {
   EXPECT_TRUE(before.problems.empty()) << joined(before.problems);
   auto heads = store_->chain_heads();
   ASSERT_TRUE(heads);
-  const ChainHead signed_head = heads->at(tenant_);  // what the last checkpoint of the tenant signed
+  const ChainHead signed_head =
+      heads->at(tenant_);  // what the last checkpoint of the tenant signed
   ASSERT_EQ(signed_head.seq, 3);
 
   forge(signed_head.seq, signed_head.hash,
@@ -231,10 +245,12 @@ TEST_P(RetentionForgery, ForgedRemovalOfCheckpointedRecordsIsRefused) {
   CheckpointCheck after = check();
   EXPECT_EQ(after.checked, 4);
   ASSERT_EQ(after.problems.size(), 1u) << joined(after.problems);
-  EXPECT_EQ(after.problems[0],
-            "tenant " + tenant_ + ": retention record at seq 4 (removing through seq 3) is not signed "
-            "by the checkpoint key (a removal after the tenant's first checkpoint, seq 1, must be: "
-            "this one was forged, or made by a service without checkpoint_key)");
+  EXPECT_EQ(
+      after.problems[0],
+      "tenant " + tenant_ +
+          ": retention record at seq 4 (removing through seq 3) is not signed "
+          "by the checkpoint key (a removal after the tenant's first checkpoint, seq 1, must be: "
+          "this one was forged, or made by a service without checkpoint_key)");
 }
 
 TEST_P(RetentionForgery, AForgedRemovalThatNamesAPolicyIsRefusedForItsAgeEvenWithoutTheKey) {
@@ -266,7 +282,8 @@ TEST_P(RetentionForgery, AForgedRemovalThatNamesAPolicyIsRefusedForItsAgeEvenWit
   EXPECT_TRUE(has(report->problems, "record seq 3 (retention)", "younger than the policy allows"))
       << joined(report->problems);
   CheckpointCheck after = check();
-  EXPECT_TRUE(has(after.problems, "retention record at seq 3", "not by the given key")) << joined(after.problems);
+  EXPECT_TRUE(has(after.problems, "retention record at seq 3", "not by the given key"))
+      << joined(after.problems);
 }
 
 TEST_P(RetentionForgery, TheServicesOwnSignedRetentionPassesAndAnUnsignedOneDoesNot) {
@@ -298,7 +315,8 @@ TEST_P(RetentionForgery, TheServicesOwnSignedRetentionPassesAndAnUnsignedOneDoes
   EXPECT_TRUE(ok.problems.empty()) << joined(ok.problems);
 
   // A service without checkpoint_key removes more: unsigned, after the first checkpoint.
-  ASSERT_TRUE(store_->remove_older_than("2026-02-25T00:00:00.000Z", "2026-03-30T00:00:00.000Z", {30}));
+  ASSERT_TRUE(
+      store_->remove_older_than("2026-02-25T00:00:00.000Z", "2026-03-30T00:00:00.000Z", {30}));
   CheckpointCheck unsigned_removal = check();
   EXPECT_TRUE(has(unsigned_removal.problems, "retention record at seq 5 (removing through seq 3)",
                   "is not signed by the checkpoint key"))

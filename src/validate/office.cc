@@ -61,6 +61,12 @@ std::optional<std::string> office_refusal(const ArchiveScan& scan, bool allow_hy
     auto rels = parse_relationships(text);
     if (!rels) return "relationships part " + in_quotes(name, 200) + ": " + rels.error().what;
     for (const auto& r : *rels) {
+      // Word and Excel find the macros by the relationship's type, not by the part's name.
+      std::string_view kind = r.type;
+      if (size_t slash = kind.rfind('/'); slash != std::string_view::npos) kind = kind.substr(slash + 1);
+      if (lower(kind) == "vbaproject" || lower(kind) == "wordvbadata")
+        return "macros: a " + in_quotes(kind, 60) + " relationship in " + in_quotes(name, 200) + " to " +
+               in_quotes(r.target, 200);
       if (!r.external) continue;
       if (allow_hyperlinks && r.type.ends_with("/hyperlink")) continue;
       std::string_view type = r.type;

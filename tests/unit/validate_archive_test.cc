@@ -230,6 +230,13 @@ TEST(OfficeTest, RefusalsOfMacrosAndExternalLinks) {
             "an external relationship in \"word/_rels/document.xml.rels\": \"hyperlink\" to "
             "\"https://example.invalid/?a=1&b=2\"");
   EXPECT_FALSE(office_refusal(linked, true));  // hyperlinks allowed
+  // Macros under another name: Word loads them by the relationship's type.
+  auto renamed = package({"[Content_Types].xml", "word/m.bin"},
+                         {{"word/_rels/document.xml.rels",
+                           "<Relationships><Relationship Id=\"rId9\" Type=\"http://schemas.microsoft.com/office/2006/"
+                           "relationships/vbaProject\" Target=\"m.bin\"/></Relationships>"}});
+  EXPECT_EQ(office_refusal(renamed, true).value_or("(accepted)"),
+            "macros: a \"vbaProject\" relationship in \"word/_rels/document.xml.rels\" to \"m.bin\"");
   auto broken = package({"[Content_Types].xml"}, {{"_rels/.rels", "<Relationships>"}});
   EXPECT_TRUE(office_refusal(broken, true)->starts_with("relationships part \"_rels/.rels\": "));
 }

@@ -151,8 +151,13 @@ int serve_command(const std::vector<std::string>& args) {
   options.threads = config->http_threads;
   options.event_keepalive_ms = static_cast<int>(config->event_keepalive_ms);
   size_t max_running = config->max_running ? config->max_running : std::max(1u, std::thread::hardware_concurrency());
-  auto budget = service::plan_descriptors(nofile->soft, max_running, config->max_sessions, config->max_connections);
+  size_t interpreters = config->preloaded_pool > 0 ? config->preloaded_tenants : 0;
+  auto budget = service::plan_descriptors(nofile->soft, max_running, config->max_sessions, config->max_connections,
+                                          interpreters);
   options.max_connections = budget.max_connections;
+  // Checked at every accept against the descriptors open then: connections
+  // are refused before they take what the jobs and sessions may need.
+  options.descriptor_reserve = budget.reserved;
   log_line({{"event", "descriptors"}, {"nofile_soft_was", nofile->before}, {"nofile_soft", nofile->soft},
             {"nofile_hard", nofile->hard}, {"reserved", budget.reserved},
             {"max_connections", budget.max_connections}, {"configured_max_connections", config->max_connections}});

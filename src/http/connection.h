@@ -28,6 +28,7 @@
 #include <boost/beast/http.hpp>
 
 #include "http/routing.h"
+#include "http/descriptor_gate.h"
 #include "http/server.h"
 #include "base/unique_fd.h"
 
@@ -64,6 +65,8 @@ struct HttpServer::Core {
   bool stopped = false;
   std::map<const Connection*, std::weak_ptr<Connection>> connections;
   size_t evicting = 0;  // connections told to close to make room, not yet gone
+  // With options.descriptor_reserve: set at start(), used on the accept strand.
+  std::optional<DescriptorGate> descriptor_gate;
 
   // Under `mutex`: marks the connection that has waited longest for a request
   // header as evicted; false if none waits. `to_close` is the connection to

@@ -2,6 +2,7 @@
 // hand each to its own strand, stop everything on request.
 #include "http/server.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -49,7 +50,11 @@ void on_accept(std::shared_ptr<HttpServer::Core> core, beast::error_code ec, tcp
     std::lock_guard lock(core->mutex);
     if (core->stopped) return;  // the socket closes as it goes out of scope
     size_t open = core->connections.size();
-    if (open - core->evicting >= core->options.max_connections) {
+    if (core->descriptor_gate && !core->descriptor_gate->admit(std::chrono::steady_clock::now())) {
+      // Keeping it would take descriptors reserved for the jobs and
+      // sessions; evicting another would not give one back in time.
+      busy = true;
+    } else if (open - core->evicting >= core->options.max_connections) {
       // Full: make room by closing the connection that has waited longest
       // for a request header; never one inside a request.
       busy = core->evicting >= kMaxEvicting;
@@ -165,6 +170,11 @@ Result<uint16_t> HttpServer::start() {
                   "' is not a directory (a route spools its body)");
     }
     break;
+  }
+  if (core.options.descriptor_reserve > 0) {
+    rlimit nofile{};
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
+      core.descriptor_gate.emplace(nofile.rlim_cur, core.options.descriptor_reserve);
   }
   beast::error_code ec;
   net::ip::address address = net::ip::make_address(core.options.address, ec);

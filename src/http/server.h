@@ -146,6 +146,11 @@ struct ServerOptions {
   // partial header); only when every connection is inside a request does
   // the new one get 503 and close.
   size_t max_connections = 1024;
+  // Descriptors that connections leave to the rest of the program (a
+  // service's running jobs and open sessions): a new connection that would
+  // leave fewer than this under RLIMIT_NOFILE gets 503 and closes at once,
+  // whatever max_connections allows (descriptor_gate.h). 0: no such check.
+  uint64_t descriptor_reserve = 0;
   // One JSON object per request (method, path, status, duration, bytes, remote, error).
   std::function<void(const nlohmann::json&)> access_log;
   uint64_t max_event_backlog_bytes = 8 << 20;  // unsent SSE data per connection

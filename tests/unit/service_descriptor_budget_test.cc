@@ -25,7 +25,13 @@ TEST(DescriptorBudget, ALimitBelowTheReserveStillLetsAFewClientsIn) {
   auto b = plan_descriptors(128, 4, 16, 1024);
   EXPECT_EQ(b.max_connections, kMinConnections);
   EXPECT_TRUE(b.cramped);
-  EXPECT_EQ(plan_descriptors(256, 2, 16, 1024).max_connections, 16u);
+  EXPECT_EQ(plan_descriptors(512, 2, 16, 1024).max_connections, (512 - 384) / kDescriptorsPerConnection);
+}
+
+TEST(DescriptorBudget, TheSessionsPreloadedInterpretersAreReservedToo) {
+  auto without = plan_descriptors(1 << 20, 2, 16, 1024);
+  auto with = plan_descriptors(1 << 20, 2, 16, 1024, 8);
+  EXPECT_EQ(with.reserved, without.reserved + 8 * kDescriptorsPerInterpreter);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace airlock::validate;
   ArchiveBounds bounds{.max_members = 64, .max_member_bytes = 1 << 20, .max_total_bytes = 4 << 20, .max_ratio = 100,
-                       .ratio_floor_bytes = 64 << 10, .typed_member_bytes = 1 << 20};
+                       .ratio_floor_bytes = 64 << 10, .typed_member_bytes = 1 << 20, .max_depth = 1};
   auto scan = scan_archive_memory(airlock::fuzz::text(data, size), bounds, {.type_members = true, .keep_rels = true});
   AIRLOCK_CHECK(scan.has_value());
   AIRLOCK_CHECK(scan->members.size() <= bounds.max_members);

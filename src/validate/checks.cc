@@ -659,23 +659,30 @@ CheckResult run_image(const ImageSpec& spec, const FileSource& outputs, Budget& 
   if (!size) return {.detail = printable(spec.output, 200) + ": " + size.error().what};
   std::string is = printable(spec.output, 200) + " is a " + std::to_string(size->width) + "x" +
                    std::to_string(size->height) + " " + size->format;
+  // An Exif orientation that turns it: one viewer shows width x height, another height x width.
+  if (size->transposed)
+    is += " (its Exif orientation shows it as " + std::to_string(size->height) + "x" + std::to_string(size->width) + ")";
   struct Bound {
     const char* key;
     const std::optional<uint64_t>& limit;
-    uint32_t value;
+    uint32_t value, shown;
     bool is_min;
   };
-  const Bound bounds[] = {{"min_width", spec.min_width, size->width, true},
-                          {"max_width", spec.max_width, size->width, false},
-                          {"min_height", spec.min_height, size->height, true},
-                          {"max_height", spec.max_height, size->height, false}};
+  uint32_t shown_width = size->transposed ? size->height : size->width;
+  uint32_t shown_height = size->transposed ? size->width : size->height;
+  const Bound bounds[] = {{"min_width", spec.min_width, size->width, shown_width, true},
+                          {"max_width", spec.max_width, size->width, shown_width, false},
+                          {"min_height", spec.min_height, size->height, shown_height, true},
+                          {"max_height", spec.max_height, size->height, shown_height, false}};
   std::string shown;
   for (const Bound& b : bounds) {
     if (!b.limit) continue;
     std::string dimension = std::string(b.key).substr(4);  // "width" / "height"
-    if (b.is_min ? b.value < *b.limit : b.value > *b.limit)
-      return {.detail = is + ": " + dimension + " " + std::to_string(b.value) + " is " +
-                        (b.is_min ? "below " : "above ") + b.key + " " + std::to_string(*b.limit)};
+    for (uint32_t value : {b.value, b.shown}) {
+      if (b.is_min ? value < *b.limit : value > *b.limit)
+        return {.detail = is + ": " + dimension + " " + std::to_string(value) + (value == b.value ? "" : " as shown") +
+                          " is " + (b.is_min ? "below " : "above ") + b.key + " " + std::to_string(*b.limit)};
+    }
     if (!shown.empty()) shown += ", ";
     shown += std::string(b.key) + " " + std::to_string(*b.limit);
   }

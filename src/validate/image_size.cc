@@ -25,12 +25,38 @@ Result<ImageSize> png_size(std::string_view b) {
   return ImageSize{"png", width, height};
 }
 
+// The Orientation tag (0x0112) of IFD0 in an Exif APP1 payload ("Exif\0\0" then
+// a TIFF header), or 0 when there is none or the Exif does not parse.
+uint32_t exif_orientation(std::string_view seg) {
+  if (!seg.starts_with(std::string_view("Exif\0\0", 6))) return 0;
+  std::string_view t = seg.substr(6);
+  if (t.size() < 8) return 0;
+  bool little = t.substr(0, 2) == "II";
+  if (!little && t.substr(0, 2) != "MM") return 0;
+  auto u16 = [&](size_t at) -> uint32_t {
+    uint32_t a = static_cast<uint8_t>(t[at]), b = static_cast<uint8_t>(t[at + 1]);
+    return little ? a | (b << 8) : (a << 8) | b;
+  };
+  auto u32 = [&](size_t at) { return little ? u16(at) | (u16(at + 2) << 16) : (u16(at) << 16) | u16(at + 2); };
+  if (u16(2) != 42) return 0;
+  uint32_t ifd = u32(4);
+  if (ifd > t.size() || t.size() - ifd < 2) return 0;
+  uint32_t entries = u16(ifd);
+  for (uint32_t i = 0; i < entries; ++i) {
+    size_t at = ifd + 2 + size_t{12} * i;
+    if (at + 12 > t.size()) return 0;
+    if (u16(at) == 0x0112 && u16(at + 2) == 3) return u16(at + 8);  // SHORT, in the value field
+  }
+  return 0;
+}
+
 bool is_frame_header(uint8_t marker) {
   return marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
 }
 
 Result<ImageSize> jpeg_size(std::string_view b) {
   size_t pos = 2;  // after SOI
+  bool transposed = false;
   while (true) {
     if (pos >= b.size()) return fail("truncated JPEG: no frame header (SOF) found");
     if (static_cast<uint8_t>(b[pos]) != 0xFF)
@@ -56,9 +82,14 @@ Result<ImageSize> jpeg_size(std::string_view b) {
       if (width == 0 || height == 0)
         return fail("malformed JPEG: frame size " + std::to_string(width) + "x" +
                     std::to_string(height) + " (a height set later by DNL is not supported)");
-      return ImageSize{"jpeg", width, height};
+      return ImageSize{"jpeg", width, height, transposed};
     }
     if (length > b.size() - pos) return fail("truncated JPEG: segment runs past the end");
+    if (marker == 0xE1) {
+      // Any Exif segment that turns it: the bounds then hold for both ways it may be shown.
+      uint32_t orientation = exif_orientation(b.substr(pos + 2, length - 2));
+      if (orientation >= 5 && orientation <= 8) transposed = true;
+    }
     pos += length;
   }
 }

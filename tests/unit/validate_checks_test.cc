@@ -355,6 +355,34 @@ TEST(CheckRunTest, ImageDimensions) {
   EXPECT_EQ(run_one(c, {}).detail, "no accepted output named \"chart.png\"");
 }
 
+// A 700x400 JPEG whose Exif orientation 6 makes browsers show it 400x700: the
+// bounds hold for both ways a consumer may show it.
+TEST(CheckRunTest, ImageDimensionsHonourTheExifOrientation) {
+  auto jpeg = [](char orientation, bool little) {
+    std::string tiff = little ? std::string("II\x2a\0\x08\0\0\0", 8) : std::string("MM\0\x2a\0\0\0\x08", 8);
+    tiff += little ? std::string("\x01\0\x12\x01\x03\0\x01\0\0\0", 10) + orientation + std::string("\0\0\0\0\0\0\0", 7)
+                   : std::string("\0\x01\x01\x12\0\x03\0\0\0\x01\0", 11) + orientation + std::string("\0\0\0\0\0\0", 6);
+    std::string app1 = std::string("Exif\0\0", 6) + tiff;
+    size_t len = app1.size() + 2;
+    return std::string("\xff\xd8\xff\xe1", 4) + static_cast<char>(len >> 8) + static_cast<char>(len & 0xff) + app1 +
+           std::string("\xff\xc0\0\x0b\x08\x01\x90\x02\xbc\x01\x01\x11\0\xff\xd9", 17);
+  };
+  json c = {{"kind", "image_dimensions"}, {"output", "photo.jpg"}, {"max_width", 600}};
+  EXPECT_EQ(run_one(c, {{"photo.jpg", jpeg(1, true)}}).detail,
+            "photo.jpg is a 700x400 jpeg: width 700 is above max_width 600");
+  c["max_width"] = 700;
+  c["max_height"] = 500;
+  EXPECT_TRUE(run_one(c, {{"photo.jpg", jpeg(1, true)}}).passed);
+  for (bool little : {true, false})
+    EXPECT_EQ(run_one(c, {{"photo.jpg", jpeg(6, little)}}).detail,
+              "photo.jpg is a 700x400 jpeg (its Exif orientation shows it as 400x700): height 700 as shown is above "
+              "max_height 500");
+  c = {{"kind", "image_dimensions"}, {"output", "photo.jpg"}, {"min_width", 500}};
+  EXPECT_EQ(run_one(c, {{"photo.jpg", jpeg(8, true)}}).detail,
+            "photo.jpg is a 700x400 jpeg (its Exif orientation shows it as 400x700): width 400 as shown is below "
+            "min_width 500");
+}
+
 TEST(CheckRunTest, AllChecksRunInOrderIndependently) {
   auto checks = parse_checks(json::array(
       {{{"kind", "csv_row_count"}, {"output", "missing.csv"}, {"min", 1}},

@@ -67,6 +67,7 @@ struct HttpServer::Core {
   size_t evicting = 0;  // connections told to close to make room, not yet gone
   // With options.descriptor_reserve: set at start(), used on the accept strand.
   std::optional<DescriptorGate> descriptor_gate;
+  std::chrono::steady_clock::time_point descriptor_refusal_logged{};
 
   // Under `mutex`: marks the connection that has waited longest for a request
   // header as evicted; false if none waits. `to_close` is the connection to

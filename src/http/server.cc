@@ -54,6 +54,13 @@ void on_accept(std::shared_ptr<HttpServer::Core> core, beast::error_code ec, tcp
       // Keeping it would take descriptors reserved for the jobs and
       // sessions; evicting another would not give one back in time.
       busy = true;
+      auto now = std::chrono::steady_clock::now();
+      if (now - core->descriptor_refusal_logged >= std::chrono::seconds(1)) {  // one line a second at most
+        core->descriptor_refusal_logged = now;
+        core->log({{"msg", "connection refused: the descriptors left are reserved for jobs and sessions"},
+                   {"refused", core->descriptor_gate->refused()},
+                   {"reserve", core->options.descriptor_reserve}});
+      }
     } else if (open - core->evicting >= core->options.max_connections) {
       // Full: make room by closing the connection that has waited longest
       // for a request header; never one inside a request.

@@ -23,7 +23,7 @@ bool TenantLru::holds(const std::string& tenant) const {
 
 TenantInterpreters::TenantInterpreters(InterpreterLimits limits, Start start)
     : limits_(limits), start_(std::move(start)), lru_(limits.max_tenants) {
-  starter_ = std::thread([this] { starter_loop(); });
+  for (int i = 0; i < 2; ++i) starters_.emplace_back([this] { starter_loop(); });
 }
 
 TenantInterpreters::~TenantInterpreters() {
@@ -32,7 +32,7 @@ TenantInterpreters::~TenantInterpreters() {
     stopping_ = true;
   }
   changed_.notify_all();
-  starter_.join();
+  for (auto& t : starters_) t.join();
   slots_.clear();  // the last owners, unless a launch is under way (its caller is stopped first)
   retired_.clear();
 }

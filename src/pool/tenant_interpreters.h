@@ -63,7 +63,7 @@ inline bool needs_renewal(uint64_t made, uint64_t renew_after) {
 class TenantInterpreters {
  public:
   // Starts an interpreter of `kind` for `image` (an image_class(): "host" or
-  // a digest). Run on the starter thread of this object, which lives as long
+  // a digest). Run on a starter thread of this object, which lives as long
   // as it: an interpreter's parent-death signal follows the thread that
   // started it.
   using Start = std::function<Result<std::unique_ptr<sandbox::Zygote>>(const std::string& image,
@@ -122,7 +122,9 @@ class TenantInterpreters {
   std::vector<std::shared_ptr<sandbox::Zygote>> retired_;  // until their processes exit
   std::deque<std::function<void()>> starts_;               // for the starter thread
   bool stopping_ = false;
-  std::thread starter_;
+  // Two, so a tenant's standard-library interpreter (a fraction of a second)
+  // does not wait behind its data stack's (seconds).
+  std::vector<std::thread> starters_;
 };
 
 }  // namespace airlock::jobs

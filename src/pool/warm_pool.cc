@@ -196,8 +196,23 @@ void WarmPool::refill_loop(Stock* stock) {
   }
 }
 
+// The preloaded stocks of tenants whose interpreters were retired for room:
+// their threads end and the janitor destroys them.
+void WarmPool::drop_stocks_locked(const std::vector<std::string>& tenants) {
+  for (const auto& gone : tenants)
+    for (auto it = stocks_.begin(); it != stocks_.end();) {
+      if ((*it)->config.preloaded && (*it)->tenant == gone) {
+        (*it)->dropped = true;
+        dropped_.push_back(std::move(*it));
+        it = stocks_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  if (!dropped_.empty()) changed_.notify_all();  // the janitor, and the dropped stocks' threads
+}
+
 Result<PreparedSandbox> WarmPool::take(const std::string& key, const std::string& tenant) {
-  std::vector<std::string> evicted;
   std::lock_guard lock(mu_);
   if (stopping_) return fail(ErrorKind::kUnavailable, "the warm pool is stopping");
   Stock* found = nullptr;
@@ -209,17 +224,7 @@ Result<PreparedSandbox> WarmPool::take(const std::string& key, const std::string
     // the stock's first refill starts. This job starts without it.
     for (const auto& [c, class_key] : preloaded_classes_) {
       if (class_key != key || c.size == 0) continue;
-      evicted = interpreters_->admit(tenant);
-      for (const auto& gone : evicted)
-        for (auto it = stocks_.begin(); it != stocks_.end();) {
-          if ((*it)->config.preloaded && (*it)->tenant == gone) {
-            (*it)->dropped = true;
-            dropped_.push_back(std::move(*it));
-            it = stocks_.erase(it);
-          } else {
-            ++it;
-          }
-        }
+      drop_stocks_locked(interpreters_->admit(tenant));
       start_refills(add_tenant_stock_locked(c, key, tenant));
       changed_.notify_all();
       return fail(ErrorKind::kUnavailable,
@@ -229,7 +234,7 @@ Result<PreparedSandbox> WarmPool::take(const std::string& key, const std::string
   }
   Stock* s = found;
   if (s->config.size == 0) return fail(ErrorKind::kNotFound, "the warm pool keeps no class " + key);
-  if (s->config.preloaded) (void)interpreters_->admit(tenant);  // the most recently used (it holds a place)
+  if (s->config.preloaded) drop_stocks_locked(interpreters_->admit(tenant));  // now the most recently used
   if (s->ready.empty()) {
     ++s->missed;
     return fail(ErrorKind::kUnavailable, "the warm pool's class is empty right now (" + key + ")");

@@ -116,6 +116,7 @@ class WarmPool {
   void refill_loop(Stock* stock);
   void start_refills(Stock* stock);
   Stock* add_tenant_stock_locked(const PoolClass& c, const std::string& key, const std::string& tenant);
+  void drop_stocks_locked(const std::vector<std::string>& tenants);
   void janitor_loop();
   Result<std::unique_ptr<sandbox::Zygote>> start_zygote(const ImageSource& image, Preload preload);
   std::vector<std::string> modules_of(Preload preload) const;

@@ -10,6 +10,7 @@
 #include "base/sha256.h"
 #include "validate/libarchive.h"
 #include "validate/text.h"
+#include "validate/tar_layout.h"
 #include "validate/zip_layout.h"
 #include "workspace/file_type.h"
 
@@ -141,6 +142,8 @@ Status scan_into(std::string_view bytes, int fd, uint64_t size, const ArchiveBou
   // libarchive found a ZIP the layout check did not: refused, never read by one view only.
   if (!*zip && format && std::string_view(format).starts_with("ZIP"))
     return fail(ErrorKind::kRefused, "a ZIP whose layout was not checked (no local header at its start)");
+  // A tar, read again as a reader that knows no pax or GNU long-name headers would read it.
+  if (!*zip) return check_tar_headers(size, read, bounds.max_total_bytes + (64ull << 20));
   return {};
 }
 

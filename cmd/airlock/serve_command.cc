@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/json_parse.h"
 #include "http/server.h"
 #include "cmd/airlock/pool_child.h"
 #include "mcp/http_route.h"
+#include "pool/handover.h"
 #include "service/config.h"
 #include "service/image_choice.h"
 #include "service/descriptor_budget.h"
@@ -194,6 +196,17 @@ int serve_command(const std::vector<std::string>& args) {
       // WNOWAIT: only looks; PoolChild::stop still reaps it.
       siginfo_t info{};
       return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
+    };
+  }
+  if (config->preloaded_pool > 0) {
+    // What the per-tenant interpreters hold now, the pool's (its stats) and the sessions'.
+    pool_status.interpreters = [&sessions, socket = jobs::pool_socket_path(config->state_dir)] {
+      nlohmann::json pool_side = nlohmann::json::array();
+      if (auto text = jobs::pool_stats(socket)) {
+        auto stats = parse_json_or_discarded(*text);
+        if (stats.is_object() && stats.contains("preloaded_interpreters")) pool_side = stats["preloaded_interpreters"];
+      }
+      return nlohmann::json{{"jobs", pool_side}, {"sessions", sessions.interpreter_stats()}};
     };
   }
   service::install_pool_routes(server, jobs, pool_status);

@@ -57,4 +57,8 @@ Result<std::shared_ptr<sandbox::Zygote>> SessionService::tenant_zygote(const std
   return interpreters_->for_next_sandbox(tenant, key, jobs::Preload::kData);
 }
 
+nlohmann::json SessionService::interpreter_stats() {
+  return interpreters_ ? interpreters_->stats() : nlohmann::json::array();
+}
+
 }  // namespace airlock::service

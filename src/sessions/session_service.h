@@ -56,7 +56,9 @@ class SessionService {
   // with `reason` ("node lost: w1"). A row closed meanwhile is left as it is.
   Status close_unheld(const store::SessionRow& row, const std::string& reason, const std::string& node,
                       const std::string& why);
-  size_t open_count();  // sessions this process holds open (a worker's heartbeat)
+  size_t open_count();
+  // The sessions' preloaded interpreters (TenantInterpreters::stats); [] without them.
+  nlohmann::json interpreter_stats();  // sessions this process holds open (a worker's heartbeat)
   // On an API node: the node that keeps session `id` while it is open and
   // the caller may read it (its tenant's, or any with the admin scope);
   // "" when it is closed or unknown, so the route answers from the store

@@ -84,6 +84,13 @@ TEST(ServicePreloadTenants, TwoTenantsPreloadedJobsShareNoLayoutHashSeedOrAtRand
   // Within a tenant, forks of one interpreter share all of it (docs/security.md says so).
   EXPECT_EQ(a1.all(), a2.all());
   EXPECT_EQ(b1.all(), b2.all());
+  // What they hold is counted: two tenants' interpreters (data and standard library each), with memory.
+  auto pools = http.request("GET", "/v1/pools", "", svc.alpha.auth());
+  ASSERT_EQ(pools.status, 200) << pools.body;
+  json jobs_side = pools.json()["interpreters"]["jobs"];
+  EXPECT_EQ(jobs_side["tenants"], 2) << pools.body;
+  EXPECT_EQ(jobs_side["count"], 4) << pools.body;
+  EXPECT_GT(jobs_side["pss_bytes"].get<uint64_t>(), 4u << 20) << pools.body;
   EXPECT_EQ(svc.stop(), 0) << svc.log();
 }
 

@@ -6,7 +6,8 @@
 
 namespace airlock::service {
 
-nlohmann::json pools_json(const PoolStatus& pools, bool running, const nlohmann::json& interpreters) {
+nlohmann::json pools_json(const PoolStatus& pools, bool running,
+                          const nlohmann::json& interpreters) {
   const char* process = !pools.running ? "none" : running ? "running" : "stopped";
   nlohmann::json out = {{"warm", pools.warm},
                         {"preloaded", pools.preloaded},
@@ -14,7 +15,8 @@ nlohmann::json pools_json(const PoolStatus& pools, bool running, const nlohmann:
                         {"process", process}};
   if (interpreters.is_object()) {
     nlohmann::json totals = nlohmann::json::object();
-    for (const auto& [where, stats] : interpreters.items()) totals[where] = interpreter_totals(stats);
+    for (const auto& [where, stats] : interpreters.items())
+      totals[where] = interpreter_totals(stats);
     out["interpreters"] = std::move(totals);
   }
   return out;
@@ -41,9 +43,11 @@ void install_pool_routes(api::HttpServer& server, JobService& service, PoolStatu
   add(server, service, "GET", "/v1/pools",
       [&service, pools](const ExchangePtr& ex, const Caller& c) {
         if (auto no = c.lacks({"read", "admin"})) return answer(service, ex, from_error(*no));
-        nlohmann::json interpreters = pools.interpreters ? pools.interpreters() : nlohmann::json(nullptr);
+        nlohmann::json interpreters =
+            pools.interpreters ? pools.interpreters() : nlohmann::json(nullptr);
         answer(service, ex,
-               api::HttpResponse::json(200, pools_json(pools, pools.running && pools.running(), interpreters)));
+               api::HttpResponse::json(
+                   200, pools_json(pools, pools.running && pools.running(), interpreters)));
       });
 }
 

@@ -43,7 +43,8 @@ Result<std::unique_ptr<WarmPool>> WarmPool::start(PoolConfig config, sandbox::Cg
     p->stocks_.push_back(std::move(stock));
   }
   p->interpreters_ = std::make_unique<TenantInterpreters>(
-      p->config_.interpreters, [p](const std::string& image, Preload kind) { return p->start_zygote(p->images_.at(image), kind); });
+      p->config_.interpreters,
+      [p](const std::string& image, Preload kind) { return p->start_zygote(p->images_.at(image), kind); });
   if (p->config_.preload_at_start) {
     // The state directory's own jobs (tenant ""): their interpreters now, as
     // a pool always started them (a failure stops the pool), and full stocks.
@@ -234,7 +235,8 @@ Result<PreparedSandbox> WarmPool::take(const std::string& key, const std::string
   }
   Stock* s = found;
   if (s->config.size == 0) return fail(ErrorKind::kNotFound, "the warm pool keeps no class " + key);
-  if (s->config.preloaded) drop_stocks_locked(interpreters_->admit(tenant));  // now the most recently used
+  // Now the most recently used tenant; whoever that evicts loses its stocks.
+  if (s->config.preloaded) drop_stocks_locked(interpreters_->admit(tenant));
   if (s->ready.empty()) {
     ++s->missed;
     return fail(ErrorKind::kUnavailable, "the warm pool's class is empty right now (" + key + ")");

@@ -18,7 +18,8 @@
 
 namespace airlock::service {
 
-Result<std::unique_ptr<sandbox::Zygote>> SessionService::start_zygote(const std::string& image_class) {
+Result<std::unique_ptr<sandbox::Zygote>> SessionService::start_zygote(
+    const std::string& image_class) {
   jobs::ImageSource image;
   {
     std::lock_guard lock(images_mu_);
@@ -42,13 +43,14 @@ Result<std::unique_ptr<sandbox::Zygote>> SessionService::start_zygote(const std:
   return started;
 }
 
-Result<std::shared_ptr<sandbox::Zygote>> SessionService::tenant_zygote(const std::string& tenant,
-                                                                       const jobs::ImageSource& image) {
+Result<std::shared_ptr<sandbox::Zygote>> SessionService::tenant_zygote(
+    const std::string& tenant, const jobs::ImageSource& image) {
   const std::string key = jobs::image_class(image);
   {
     std::lock_guard lock(images_mu_);
     if (!image.is_host())
-      if (auto it = image_zygote_refusals_.find(image.info.digest); it != image_zygote_refusals_.end())
+      if (auto it = image_zygote_refusals_.find(image.info.digest);
+          it != image_zygote_refusals_.end())
         return fail(ErrorKind::kNotFound, it->second);
     images_.emplace(key, image);
   }

@@ -124,12 +124,16 @@ Result<std::shared_ptr<sandbox::Zygote>> TenantInterpreters::acquire(const std::
     Slot& now = slots_[key];
     now.starting = false;
     changed_.notify_all();
-    if (!started) return std::unexpected(started.error());
-    std::shared_ptr<sandbox::Zygote> fresh = std::move(*started);
     if (stopping_ || !lru_.holds(tenant)) {
-      retire_locked(std::move(fresh));  // evicted while it started
+      // Evicted while it started (admit() left this slot to us): neither
+      // the fresh one nor the one it was to replace takes launches again.
+      if (started) retire_locked(std::shared_ptr<sandbox::Zygote>(std::move(*started)));
+      if (now.zygote) retire_locked(std::move(now.zygote));
+      slots_.erase(key);
       continue;
     }
+    if (!started) return std::unexpected(started.error());
+    std::shared_ptr<sandbox::Zygote> fresh = std::move(*started);
     if (now.zygote) retire_locked(std::move(now.zygote));
     now.zygote = fresh;
     now.made = count ? 1 : 0;

@@ -23,20 +23,26 @@ nlohmann::json pools_json(const PoolStatus& pools, bool running,
 }
 
 nlohmann::json interpreter_totals(const nlohmann::json& stats) {
-  uint64_t count = 0, retired = 0, pss = 0;
+  uint64_t count = 0, retired = 0, ahead = 0, pss = 0;
   std::set<std::string> tenants;
   if (stats.is_array())
     for (const auto& i : stats) {
       if (!i.is_object()) continue;
       if (i.value("retired", false)) {
         ++retired;
+      } else if (i.value("ahead", false)) {
+        ++ahead;
       } else {
         ++count;
         tenants.insert(i.value("tenant", ""));
       }
       pss += i.value("pss_bytes", uint64_t{0});
     }
-  return {{"count", count}, {"retired", retired}, {"tenants", tenants.size()}, {"pss_bytes", pss}};
+  return {{"count", count},
+          {"ahead", ahead},
+          {"retired", retired},
+          {"tenants", tenants.size()},
+          {"pss_bytes", pss}};
 }
 
 void install_pool_routes(api::HttpServer& server, JobService& service, PoolStatus pools) {

@@ -28,9 +28,10 @@ struct PoolStatus {
 // and "interpreters" when `interpreters` is an object of stats arrays.
 nlohmann::json pools_json(const PoolStatus& pools, bool running, const nlohmann::json& interpreters = nullptr);
 
-// Pure: the totals of one stats array, {"count", "retired", "tenants", "pss_bytes"}: how many
-// interpreters take launches, how many retired ones still run, for how many tenants, and the
-// memory of them all. No tenant is named (a reader sees only its own tenant elsewhere).
+// Pure: the totals of one stats array, {"count", "ahead", "retired", "tenants", "pss_bytes"}:
+// how many interpreters take launches, how many successors were started ahead of a renewal, how
+// many retired ones still run, for how many tenants, and the memory of them all. No tenant is
+// named (a reader sees only its own tenant elsewhere).
 nlohmann::json interpreter_totals(const nlohmann::json& stats);
 
 void install_pool_routes(api::HttpServer& server, JobService& service, PoolStatus pools);

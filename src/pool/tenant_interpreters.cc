@@ -73,6 +73,7 @@ std::vector<std::string> TenantInterpreters::admit(const std::string& tenant) {
     for (auto it = slots_.begin(); it != slots_.end();) {
       if (std::get<0>(it->first) == gone && !it->second.starting) {
         if (it->second.zygote) retire_locked(std::move(it->second.zygote));
+        if (it->second.next) retire_locked(std::move(it->second.next));
         it = slots_.erase(it);
       } else {
         ++it;  // a start under way: its caller finds the tenant gone and retires what it made
@@ -114,7 +115,22 @@ Result<std::shared_ptr<sandbox::Zygote>> TenantInterpreters::acquire(const std::
     }
     if (slot.zygote && (!count || !needs_renewal(slot.made, limits_.renew_after))) {
       if (count) ++slot.made;
+      if (count && starts_ahead(slot.made, limits_.renew_after) && !slot.next &&
+          !slot.next_starting)
+        start_next_locked(key);
       return slot.zygote;
+    }
+    if (slot.zygote && slot.next) {
+      // Its successor started ahead: it takes over at once.
+      retire_locked(std::move(slot.zygote));
+      slot.zygote = std::move(slot.next);
+      slot.made = 1;
+      ++slot.generation;
+      return slot.zygote;
+    }
+    if (slot.zygote && slot.next_starting) {
+      changed_.wait(lock);  // the successor is on its way
+      continue;
     }
     // None yet, or this one has made its share: a fresh process, so a fresh
     // layout, AT_RANDOM, pointer guard and hash seed.
@@ -129,6 +145,7 @@ Result<std::shared_ptr<sandbox::Zygote>> TenantInterpreters::acquire(const std::
       // the fresh one nor the one it was to replace takes launches again.
       if (started) retire_locked(std::shared_ptr<sandbox::Zygote>(std::move(*started)));
       if (now.zygote) retire_locked(std::move(now.zygote));
+      if (now.next) retire_locked(std::move(now.next));
       slots_.erase(key);
       continue;
     }
@@ -140,6 +157,28 @@ Result<std::shared_ptr<sandbox::Zygote>> TenantInterpreters::acquire(const std::
     ++now.generation;
     return fresh;
   }
+}
+
+// The successor of the slot's interpreter, started on a starter thread while
+// the current one makes its last sandboxes, so the renewal costs no job a
+// wait. An eviction meanwhile retires it as it arrives.
+void TenantInterpreters::start_next_locked(const Key& key) {
+  slots_[key].next_starting = true;
+  starts_.push_back([this, key] {
+    const auto& [tenant, image, kind] = key;
+    auto made = start_(image, kind);
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(key);
+    bool wanted = it != slots_.end() && !stopping_ && lru_.holds(tenant);
+    if (it != slots_.end()) it->second.next_starting = false;
+    if (made && wanted)
+      it->second.next = std::shared_ptr<sandbox::Zygote>(std::move(*made));
+    else if (made)
+      retire_locked(std::shared_ptr<sandbox::Zygote>(std::move(*made)));
+    // A failed start: the renewal starts one itself, as without a successor.
+    changed_.notify_all();
+  });
+  changed_.notify_all();
 }
 
 nlohmann::json TenantInterpreters::stats() {
@@ -157,6 +196,14 @@ nlohmann::json TenantInterpreters::stats() {
                    {"generation", slot.generation},
                    {"pss_bytes", slot.zygote->pss_bytes()},
                    {"retired", false}});
+    if (slot.next)
+      out.push_back({{"tenant", tenant},
+                     {"image", image},
+                     {"kind", preload_name(kind)},
+                     {"pid", slot.next->pid()},
+                     {"pss_bytes", slot.next->pss_bytes()},
+                     {"ahead", true},
+                     {"retired", false}});
   }
   for (const auto& z : retired_)
     out.push_back({{"pid", z->pid()}, {"pss_bytes", z->pss_bytes()}, {"retired", true}});

@@ -60,6 +60,16 @@ inline bool needs_renewal(uint64_t made, uint64_t renew_after) {
   return renew_after > 0 && made >= renew_after;
 }
 
+// Whether the successor of an interpreter that has made `made` sandboxes
+// starts now, ahead of its renewal: a tenth of renew_after before it (at
+// least one sandbox before), so that it is ready when the renewal comes. Pure.
+inline bool starts_ahead(uint64_t made, uint64_t renew_after) {
+  if (renew_after < 2)
+    return false;  // never renewed, or a fresh one per sandbox: nothing to overlap
+  uint64_t lead = renew_after / 10 > 0 ? renew_after / 10 : 1;
+  return made + lead >= renew_after;
+}
+
 class TenantInterpreters {
  public:
   // Starts an interpreter of `kind` for `image` (an image_class(): "host" or
@@ -92,7 +102,8 @@ class TenantInterpreters {
   // counts no sandbox (the pool's own interpreters, at its start).
   Status start_ahead(const std::string& tenant, const std::string& image, Preload kind);
 
-  // Every interpreter: tenant, image, kind, pid, made, pss_bytes, retired.
+  // Every interpreter: tenant, image, kind, pid, made, pss_bytes, retired;
+  // a successor started ahead has "ahead": true.
   nlohmann::json stats();
   size_t live_count() const;  // interpreters taking launches now
 
@@ -100,6 +111,8 @@ class TenantInterpreters {
   using Key = std::tuple<std::string, std::string, Preload>;  // tenant, image, kind
   struct Slot {
     std::shared_ptr<sandbox::Zygote> zygote;
+    std::shared_ptr<sandbox::Zygote> next;  // its successor, started ahead (starts_ahead)
+    bool next_starting = false;
     uint64_t made = 0;
     uint64_t generation = 0;  // how many have served this key before
     bool starting = false;
@@ -110,6 +123,7 @@ class TenantInterpreters {
                                                    const std::string& image, Preload kind,
                                                    bool count);
   void retire_locked(std::shared_ptr<sandbox::Zygote> z);
+  void start_next_locked(const Key& key);
   void reap_locked();
   void starter_loop();
 

@@ -31,10 +31,11 @@ TEST(UiPools, InterpretersAreTotalledWithoutNamingATenant) {
       {{{"tenant", "t1"}, {"kind", "data"}, {"pss_bytes", 40}, {"retired", false}},
        {{"tenant", "t1"}, {"kind", "stdlib"}, {"pss_bytes", 7}, {"retired", false}},
        {{"tenant", "t2"}, {"kind", "data"}, {"pss_bytes", 41}, {"retired", false}},
+       {{"tenant", "t2"}, {"kind", "data"}, {"pss_bytes", 5}, {"ahead", true}, {"retired", false}},
        {{"pid", 12}, {"pss_bytes", 30}, {"retired", true}}});
   auto j = pools_json(PoolStatus{}, false, {{"jobs", jobs}, {"sessions", nlohmann::json::array()}});
   EXPECT_EQ(j["interpreters"]["jobs"],
-            (nlohmann::json{{"count", 3}, {"retired", 1}, {"tenants", 2}, {"pss_bytes", 118}}));
+            (nlohmann::json{{"count", 3}, {"ahead", 1}, {"retired", 1}, {"tenants", 2}, {"pss_bytes", 123}}));
   EXPECT_EQ(j["interpreters"]["sessions"]["count"], 0);
   EXPECT_EQ(j.dump().find("t1"), std::string::npos);
   EXPECT_FALSE(pools_json(PoolStatus{}, false).contains("interpreters"));

@@ -35,5 +35,14 @@ TEST(TenantInterpreterRenewal, AfterNSandboxesAFreshInterpreterAndZeroMeansNever
   EXPECT_TRUE(needs_renewal(1, 1));  // every sandbox from a fresh interpreter
 }
 
+TEST(TenantInterpreterRenewal, ASuccessorStartsATenthAheadAndNeverWithoutRenewal) {
+  EXPECT_FALSE(starts_ahead(89, 100));
+  EXPECT_TRUE(starts_ahead(90, 100));  // ten sandboxes before the renewal
+  EXPECT_FALSE(starts_ahead(1, 3));
+  EXPECT_TRUE(starts_ahead(2, 3));   // at least one before
+  EXPECT_FALSE(starts_ahead(5, 0));  // never renewed
+  EXPECT_FALSE(starts_ahead(1, 1));  // a fresh one per sandbox: the renewal itself starts it
+}
+
 }  // namespace
 }  // namespace airlock::jobs

@@ -22,6 +22,20 @@ TEST(SessionSpare, ADefaultRequestWithOtherLimitsIsServed) {
   EXPECT_TRUE(Session::spare_can_serve(spare(), request)) << "limits, sizes and inputs are fitted later";
 }
 
+TEST(SessionSpare, ASpareForkedFromOneTenantsInterpreterServesOnlyThatTenant) {
+  auto per_tenant = [](const std::string& tenant) {
+    Session::Options o = spare();
+    o.tenant = tenant;
+    o.tenant_zygote = [](const ImageSource&) -> Result<std::shared_ptr<sandbox::Zygote>> {
+      return fail("not called: spare_can_serve is pure");
+    };
+    return o;
+  };
+  EXPECT_TRUE(Session::spare_can_serve(per_tenant("t1"), per_tenant("t1")));
+  EXPECT_FALSE(Session::spare_can_serve(per_tenant("t1"), per_tenant("t2"))) << "another tenant's layout";
+  EXPECT_FALSE(Session::spare_can_serve(spare(), per_tenant("t1"))) << "a spare of the shared interpreter";
+}
+
 TEST(SessionSpare, ARequestFromASnapshotIsNot) {
   Session::Options request = spare();
   request.fill_workspace = [](int, uid_t, gid_t) { return Status{}; };

@@ -198,8 +198,12 @@ class PgConnection final : public Connection {
   Dialect dialect() const override { return Dialect::kPostgres; }
 
   Status exec(const char* sql) override {
+    const bool begins = std::strncmp(sql, "BEGIN", 5) == 0;
+    const bool ends = std::strcmp(sql, "COMMIT") == 0 || std::strcmp(sql, "ROLLBACK") == 0;
     reconnect_if_lost();
+    if (ends) open_transaction_ = false;  // whatever its answer: the next BEGIN may reconnect
     ResultPtr r(pq_.exec(conn_, sql), ResultDeleter{&pq_});
+    if (begins && r && pq_.result_status(r.get()) == PGRES_COMMAND_OK) open_transaction_ = true;
     ExecStatusType st = r ? pq_.result_status(r.get()) : PGRES_FATAL_ERROR;
     if (st == PGRES_EMPTY_QUERY) return {};  // a migration step with nothing for this backend
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
@@ -211,6 +215,7 @@ class PgConnection final : public Connection {
   }
 
   Result<Statement> prepare(std::string_view sql) override {
+    reconnect_if_lost();  // a read outside a transaction after a restart of the server
     return Statement(std::make_unique<PgStatement>(pq_, conn_, &session_, sql));
   }
 
@@ -221,9 +226,11 @@ class PgConnection final : public Connection {
 
  private:
   // A server restart or a dropped connection: connect again, but only between
-  // transactions (one cut short has failed its callers already).
+  // transactions (one cut short has failed its callers already). Inside one,
+  // every statement fails until its COMMIT or ROLLBACK: a reconnect there
+  // would run the rest of it outside any transaction.
   void reconnect_if_lost() {
-    if (pq_.status(conn_) != CONNECTION_BAD) return;
+    if (open_transaction_ || pq_.status(conn_) != CONNECTION_BAD) return;
     pq_.reset(conn_);
     ++session_.generation;  // the new server session has no prepared statements
   }
@@ -231,6 +238,7 @@ class PgConnection final : public Connection {
   const LibPq& pq_;
   PGconn* conn_;
   PgSession session_;
+  bool open_transaction_ = false;  // between a BEGIN that passed and its COMMIT or ROLLBACK
 };
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <ctime>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -35,13 +37,22 @@ class Sql {
     if (!c) throw std::runtime_error(c.error().message());
     db_ = std::move(*c);
   }
+  // The rows; a server away for a moment (the kill test restarts it) is waited for, 30 s at most.
   std::vector<std::vector<std::string>> rows(const std::string& sql) {
+    std::string why;
+    for (int attempt = 0; attempt < 300; ++attempt) {
+      if (auto out = try_rows(sql, &why)) return *out;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    throw std::runtime_error(sql + ": " + why);
+  }
+  std::optional<std::vector<std::vector<std::string>>> try_rows(const std::string& sql, std::string* why) {
     std::vector<std::vector<std::string>> out;
     auto s = db_->prepare(sql);
-    if (!s) throw std::runtime_error(sql + ": " + s.error().message());
+    if (!s) return *why = s.error().message(), std::nullopt;
     while (true) {
       auto more = s->step();
-      if (!more) throw std::runtime_error(sql + ": " + more.error().message());
+      if (!more) return *why = more.error().message(), std::nullopt;
       if (!*more) break;
       std::vector<std::string> row;
       for (int i = 0; i < columns_of(sql); ++i) row.push_back(s->text(i));
@@ -181,7 +192,7 @@ std::string rfc3339_ms_ago(int ms) {
   return buf;
 }
 
-std::unique_ptr<ClusterNet> make_net(std::string* skip) {
+std::unique_ptr<ClusterNet> make_net(std::string* skip, bool durable_postgres = false) {
   if (::geteuid() != 0) {
     *skip = "needs root (network namespaces)";
     return nullptr;
@@ -190,7 +201,7 @@ std::unique_ptr<ClusterNet> make_net(std::string* skip) {
     *skip = "this airlock has no `serve --role` (cluster mode, issue 17) yet";
     return nullptr;
   }
-  auto net = ClusterNet::create({.nodes = 1 + Cluster::kWorkers});
+  auto net = ClusterNet::create({.nodes = 1 + Cluster::kWorkers, .durable_postgres = durable_postgres});
   if (!net) {
     if (net.error().kind == airlock::ErrorKind::kNotFound) *skip = net.error().message();
     else ADD_FAILURE() << net.error().message();
@@ -212,7 +223,8 @@ json job_body(int i) {
 
 TEST(Cluster, ThousandJobsAcrossThreeWorkersEndExactlyOnceWhenOneWorkerIsKilled) {
   std::string skip;
-  auto net = make_net(&skip);
+  // Durable: the server is killed too, and must keep what it committed.
+  auto net = make_net(&skip, /*durable_postgres=*/true);
   if (!net) {
     if (!skip.empty()) GTEST_SKIP() << skip;
     return;
@@ -238,14 +250,21 @@ TEST(Cluster, ThousandJobsAcrossThreeWorkersEndExactlyOnceWhenOneWorkerIsKilled)
       auto http = net->client(0);
       for (int i = t; i < kJobs; i += kSubmitters) {
         const Key& key = cluster.keys[i % 2];
+        // An Idempotency-Key, as a client that sends again must: an answer
+        // lost with a killed API node or server may have been a 201.
+        auto headers = key.auth();
+        headers["idempotency-key"] = "thousand-" + std::to_string(i);
         for (int attempt = 0;; ++attempt) {
-          auto r = http->request("POST", "/v1/jobs", job_body(i).dump(), key.auth());
+          auto r = http->request("POST", "/v1/jobs", job_body(i).dump(), headers);
           if (r.status == 201 || r.status == 200) {
             id_of[i] = r.json()["id"];
             ++submitted;
             break;
           }
-          if (r.status == 429 && attempt < 600) {  // the tenant's queue is full: back off
+          // The tenant's queue is full (429), the store is away (503
+          // store_unavailable), or the API node is being restarted (no answer): back off.
+          bool again = r.status == 429 || (r.status == 503 && r.headers.count("retry-after")) || r.status == 0;
+          if (again && attempt < 1200) {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
             continue;
           }
@@ -255,6 +274,56 @@ TEST(Cluster, ThousandJobsAcrossThreeWorkersEndExactlyOnceWhenOneWorkerIsKilled)
         }
       }
     });
+
+  // SIGKILL the API node and the PostgreSQL server too, each once at a random
+  // moment (a count of finished jobs), both started again: the same invariant holds.
+  const unsigned seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  const int64_t api_kill_at = 100 + static_cast<int64_t>(rng() % 500);
+  const int64_t pg_kill_at = 100 + static_cast<int64_t>(rng() % 500);
+  std::fprintf(stderr, "cluster: seed %u: the API node is killed at %lld finished jobs, PostgreSQL at %lld\n", seed,
+               static_cast<long long>(api_kill_at), static_cast<long long>(pg_kill_at));
+  std::atomic<bool> chaos_stop{false}, chaos_done{false};
+  std::string chaos_problem;
+  std::thread chaos([&] {
+    bool api_killed = false, pg_killed = false;
+    Sql watch(cluster.db().local_url);
+    for (auto deadline = Clock::now() + std::chrono::seconds(300);
+         Clock::now() < deadline && !(api_killed && pg_killed) && !chaos_stop;) {
+      std::string why;
+      auto n = watch.try_rows("SELECT count(*) FROM jobs WHERE state = 'finished'", &why);
+      int64_t finished = n ? std::stoll(n->at(0).at(0)) : -1;
+      if (!api_killed && finished >= api_kill_at) {
+        net->kill_hard(0);
+        api_killed = true;
+        if (auto st = net->restart(0); !st) chaos_problem += "restart the API node: " + st.error().message() + "\n";
+      }
+      if (!pg_killed && finished >= pg_kill_at) {
+        pg_killed = true;
+        if (auto st = net->postgres()->kill_hard(); !st) chaos_problem += st.error().message() + "\n";
+        std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+        if (auto st = net->postgres()->start_again(); !st) chaos_problem += st.error().message() + "\n";
+        std::fprintf(stderr, "cluster: PostgreSQL killed and started again%s\n", chaos_problem.c_str());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!api_killed || !pg_killed) chaos_problem += "the kills never came (too few jobs finished)\n";
+    chaos_done = true;
+    // The restarted server dies with the thread that forked it (its
+    // parent-death signal follows the thread): this one stays to the end.
+    while (!chaos_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  // Joined on every way out of the test (a failed assertion, an exception).
+  struct JoinAll {
+    std::vector<std::thread*> threads;
+    std::atomic<bool>* stop;
+    ~JoinAll() {
+      *stop = true;
+      for (auto* t : threads)
+        if (t->joinable()) t->join();
+    }
+  } join_all{{&chaos}, &chaos_stop};
+  for (auto& t : submitters) join_all.threads.push_back(&t);
 
   // SIGKILL worker w2 in the middle: once 400 jobs have finished and it has started jobs running.
   const int victim = 2;
@@ -275,6 +344,8 @@ TEST(Cluster, ThousandJobsAcrossThreeWorkersEndExactlyOnceWhenOneWorkerIsKilled)
   net->kill_hard(victim);
   const auto killed_at = Clock::now();
   for (auto& t : submitters) t.join();
+  while (!chaos_done) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(chaos_problem, "");
   ASSERT_TRUE(reached) << "w2 never had a running job after 400 finished";
   for (const auto& p : problems) ADD_FAILURE() << p;
   ASSERT_EQ(submitted.load(), kJobs);

@@ -271,3 +271,39 @@ TEST(StoreFaults, APausedServerAndCutConnectionsAtEveryPhaseLoseNoJob) {
 }
 
 }  // namespace
+
+namespace {
+
+// Reads on a connection that saw the server go, after it came back.
+TEST(StoreFaults, AConnectionThatOnlyReadsReconnectsAfterTheServerRestarts) {
+  PostgresServer::Options options;
+  options.durable = true;
+  auto pg = PostgresServer::start(options);
+  if (!pg && pg.error().kind == airlock::ErrorKind::kNotFound) GTEST_SKIP() << pg.error().message();
+  ASSERT_TRUE(pg) << pg.error().message();
+  auto db = airlock::store::open_postgres((*pg)->local_url("postgres"));
+  ASSERT_TRUE(db) << db.error().message();
+  auto read = [&]() -> airlock::Result<int64_t> {
+    auto s = (*db)->prepare("SELECT 41 + 1");
+    if (!s) return std::unexpected(s.error());
+    auto row = s->step();
+    if (!row) return std::unexpected(row.error());
+    return s->int64(0);
+  };
+  ASSERT_EQ(read().value_or(-1), 42);
+  ASSERT_OK((*pg)->kill_hard());
+  // Tried while it is down, as a node does: each try fails, and a failed
+  // reconnect must not keep the next ones from working.
+  for (int i = 0; i < 3; ++i) {
+    auto down = read();
+    ASSERT_FALSE(down);
+    EXPECT_EQ(down.error().kind, airlock::ErrorKind::kUnavailable) << down.error().message();
+  }
+  ASSERT_OK((*pg)->start_again());
+  airlock::Result<int64_t> up = read();
+  for (int attempt = 0; attempt < 3 && !up; ++attempt) up = read();
+  ASSERT_TRUE(up) << up.error().message();
+  EXPECT_EQ(*up, 42);
+}
+
+}  // namespace

@@ -58,7 +58,9 @@ class PostgresServer {
   // server process (a crash); pause()/resume(): SIGSTOP/SIGCONT of all of
   // them (a server that hangs: connections stay open, nothing answers);
   // start_again(): the same data directory and port, until it accepts
-  // connections; cut_connections(): every client connection ended by the
+  // connections (the server gets a parent-death signal, which follows the
+  // thread that forked it: call it from a thread that lives as long as the
+  // server should); cut_connections(): every client connection ended by the
   // server (pg_terminate_backend), the server itself stays up.
   Status stop();
   Status kill_hard();

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <chrono>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -65,7 +66,11 @@ ClusterNodes::~ClusterNodes() {
     if (n.pid > 0) ::kill(n.pid, SIGTERM);
   for (auto& [id, n] : nodes_)
     if (n.pid > 0) term(id, 20000);
-  for (auto& [id, n] : nodes_) run_airlock({"sweep", "--state-dir", n.state_dir});
+  for (auto& [id, n] : nodes_) {
+    run_airlock({"sweep", "--state-dir", n.state_dir});
+    std::error_code ec;
+    std::filesystem::remove_all(default_work_dir(data_ + "/nodes/" + id), ec);  // what a killed node left there
+  }
 }
 
 ClusterNodes::Node& ClusterNodes::add(const std::string& role, const std::string& id, size_t slots) {

@@ -341,6 +341,9 @@ TEST(Cluster, ThousandJobsAcrossThreeWorkersEndExactlyOnceWhenOneWorkerIsKilled)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   auto victim_job_dirs = dir_entries(cluster.state_dir(victim) + "/jobs");
+  // Its work directory (service/job_service.cc's default for a node): the running jobs' scratch.
+  const std::string victim_work = default_work_dir(cluster.data_dir(victim) + "/nodes/" + victim_id);
+  auto victim_work_before = dir_entries(victim_work);
   net->kill_hard(victim);
   const auto killed_at = Clock::now();
   for (auto& t : submitters) t.join();
@@ -440,6 +443,10 @@ TEST(Cluster, ThousandJobsAcrossThreeWorkersEndExactlyOnceWhenOneWorkerIsKilled)
   }
   for (const auto& name : dir_entries(cluster.state_dir(victim) + "/jobs"))
     EXPECT_EQ(name.rfind(".new-", 0), 0u) << "job directory left: " << name;
+  // Its work directory too: the jobs it held were ended by another node's
+  // sweep, and it empties the directory when it starts.
+  EXPECT_FALSE(victim_work_before.empty()) << victim_work;
+  EXPECT_EQ(dir_entries(victim_work), std::vector<std::string>{}) << victim_work;
   for (const auto& id : victim_job_dirs) EXPECT_EQ(cgroups_named(id), std::vector<std::string>{}) << id;
   auto node_row = sql.rows("SELECT state FROM nodes WHERE id = '" + victim_id + "'");
   ASSERT_EQ(node_row.size(), 1u);

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/sha256.h"
 #include "sys/remove_tree.h"
 
 namespace airlock::testing {
@@ -147,6 +148,10 @@ Spawned::~Spawned() {
   ::kill(pid_, SIGKILL);
   wait();
   run_airlock({"sweep", "--state-dir", state_dir_});
+}
+
+std::string default_work_dir(const std::string& node_dir) {
+  return "/run/airlock/work/" + Sha256::of(node_dir).substr(0, 12);
 }
 
 TempDir::TempDir() {

@@ -47,6 +47,12 @@ class Spawned {
 };
 
 // A fresh state directory (mode 0711) inside a temp dir; removed by the destructor.
+// The work directory `airlock serve` makes for a node whose directory is
+// `node_dir` (its data_dir, or data_dir/nodes/NODE in a cluster) when the
+// configuration names none: under /run, outside the test's own directories,
+// so a fixture removes it after a node it killed.
+std::string default_work_dir(const std::string& node_dir);
+
 class TempDir {
  public:
   TempDir();

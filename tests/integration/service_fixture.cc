@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -92,6 +93,8 @@ int ServiceProcess::stop() {
 ServiceProcess::~ServiceProcess() {
   stop();
   run_airlock({"sweep", "--state-dir", state_});
+  std::error_code ec;
+  std::filesystem::remove_all(default_work_dir(data_), ec);  // what a killed serve left there
 }
 
 std::string ServiceProcess::log() const { return read_text(dir_.sub("serve.log")); }

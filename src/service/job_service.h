@@ -122,6 +122,8 @@ class JobService {
 
   std::string metrics_text() const;
   Metrics& metrics() { return metrics_; }
+  // One event in the service's log (sessions write theirs through it).
+  void log_event(nlohmann::json event) const { log(std::move(event)); }
   const ServiceConfig& config() const { return config_; }
 
  private:
@@ -233,12 +235,12 @@ class JobService {
 
 template <class Call>
 auto JobService::when_store_answers(Call call) -> decltype(call()) {
-  for (int attempt = 1;; ++attempt) {
-    auto r = call();
-    if (r || !store_may_pass_later(r.error()) || stopping()) return r;
-    if (attempt == 1) log({{"event", "store_waited_for"}, {"error", r.error().message()}});
-    std::this_thread::sleep_for(store_retry_wait(attempt));
-  }
+  bool logged = false;
+  return until_the_store_answers(call, [&] {
+    if (!logged) log({{"event", "store_waited_for"}});
+    logged = true;
+    return stopping();
+  });
 }
 
 }  // namespace airlock::service

@@ -13,6 +13,7 @@
 #include "jobs/record.h"
 #include "jobs/state_dir.h"
 #include "service/image_choice.h"
+#include "service/store_retry.h"
 #include "service/tenant_param.h"
 #include "workspace/snapshot_tree.h"
 
@@ -543,9 +544,19 @@ ApiResult<json> SessionService::restart(const Caller& c, const std::string& id) 
   return (*s)->view();
 }
 
+bool SessionService::stopping() {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
 void SessionService::call_ended(const Exec& e) {
   store::SessionCallRow row{e.session_id, e.id, e.seq, stored_call(e).dump(-1, ' ', false, json::error_handler_t::replace)};
-  (void)store_.add_session_call(row);
+  // Durable before the session's next call runs: the store away for a moment is waited for.
+  if (auto st = service::until_the_store_answers([&] { return store_.add_session_call(row); },
+                                                 [this] { return stopping(); });
+      !st)
+    jobs_.log_event({{"event", "session_call_not_stored"}, {"session_id", e.session_id}, {"call_id", e.id},
+                     {"error", st.error().message()}});
   jobs_.metrics().session_call(e.result.status, e.result.ms / 1000);
   wake_.notify_all();
 }
@@ -570,8 +581,14 @@ json SessionService::record_of(LiveSession& s) {
 void SessionService::session_closed(LiveSession& s) {
   jobs_.metrics().session_closed(s.close_reason());
   json record = record_of(s);
-  (void)store_.close_session(s.row().id, s.close_reason(), s.closed_at(),
-                             record.dump(-1, ' ', false, json::error_handler_t::replace));
+  const std::string text = record.dump(-1, ' ', false, json::error_handler_t::replace);
+  // Its row closed, or its slot stays held: the store away for a moment is waited for.
+  if (auto st = service::until_the_store_answers(
+          [&] { return store_.close_session(s.row().id, s.close_reason(), s.closed_at(), text); },
+          [this] { return stopping(); });
+      !st)
+    jobs_.log_event({{"event", "session_close_not_stored"}, {"session_id", s.row().id},
+                     {"error", st.error().message()}});
   wake_.notify_all();  // housekeeping drops it from the map
 }
 

@@ -130,6 +130,7 @@ class SessionService {
   ApiResult<nlohmann::json> view_of(const Caller& c, const std::string& id, bool any_tenant);
   enum class Access { kRead, kChange };  // kRead: a "read" or "run" key; kChange: a "run" key
   ApiResult<std::shared_ptr<LiveSession>> open_session(const Caller& c, const std::string& id, Access access);
+  bool stopping();  // takes mu_
   void call_ended(const Exec& e);
   void session_closed(LiveSession& s);
   nlohmann::json record_of(LiveSession& s);

@@ -368,3 +368,64 @@ TEST(StoreFaults, OnOneNodeJobsRunningAndQueuedThroughAStoppedServerEndOnceWithT
 }
 
 }  // namespace
+
+namespace {
+
+int64_t count_rows(PostgresServer& pg, const std::string& url, const std::string& sql) {
+  auto db = airlock::store::open_postgres(pg.local_url(url.substr(url.rfind('/') + 1)));
+  if (!db) return ADD_FAILURE() << db.error().message(), -1;
+  auto s = (*db)->prepare(sql);
+  if (!s) return ADD_FAILURE() << s.error().message(), -1;
+  auto row = s->step();
+  if (!row || !*row) return ADD_FAILURE() << sql << ": no row", -1;
+  return s->int64(0);
+}
+
+// A session's call that ends while the server is stopped is stored once it is
+// back, and the session's close is stored too (its slot freed).
+TEST(StoreFaults, ASessionCallThatEndsWhileTheServerIsStoppedIsStoredWhenItIsBack) {
+  PostgresServer::Options options;
+  options.durable = true;
+  auto pg = PostgresServer::start(options);
+  if (!pg && pg.error().kind == airlock::ErrorKind::kNotFound) GTEST_SKIP() << pg.error().message();
+  ASSERT_TRUE(pg) << pg.error().message();
+  auto url = (*pg)->create_database();
+  ASSERT_TRUE(url) << url.error().message();
+  ServiceProcess svc({"--database-url", *url});
+  ASSERT_NE(svc.port(), 0) << svc.log();
+  HttpClient http(svc.port());
+  auto created = http.request("POST", "/v1/sessions", "{}", svc.alpha.auth());
+  ASSERT_EQ(created.status, 201) << created.body;
+  std::string sid = created.json()["id"];
+  auto call = http.request("POST", "/v1/sessions/" + sid + "/execs",
+                           json{{"code", "import time\ntime.sleep(1.5)\nx = 41"}}.dump(), svc.alpha.auth());
+  ASSERT_EQ(call.status, 201) << call.body;
+  std::string xid = call.json()["id"];
+  ASSERT_OK((*pg)->stop());
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the call ends meanwhile
+  ASSERT_OK((*pg)->start_again());
+  json ended;
+  for (int i = 0; i < 100; ++i) {
+    auto r = http.request("GET", "/v1/sessions/" + sid + "/execs/" + xid + "?wait_s=5", "", svc.alpha.auth());
+    if (r.status == 200 && r.json().value("state", "") == "finished") {
+      ended = r.json();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(ended.value("state", ""), "finished") << ended.dump();
+  auto next = http.request("POST", "/v1/sessions/" + sid + "/execs", json{{"code", "x + 1"}, {"wait_s", 60}}.dump(),
+                           svc.alpha.auth());
+  ASSERT_EQ(next.status, 201) << next.body;
+  EXPECT_NE(next.body.find("42"), std::string::npos) << next.body;  // the state went on
+  EXPECT_EQ(count_rows(**pg, *url, "SELECT count(*) FROM session_calls WHERE session_id = '" + sid + "'"), 2);
+  ASSERT_EQ(http.request("DELETE", "/v1/sessions/" + sid, "", svc.alpha.auth()).status, 200);
+  int64_t open = -1;
+  for (int i = 0; i < 100 && open != 0; ++i) {
+    open = count_rows(**pg, *url, "SELECT count(*) FROM sessions WHERE state = 'open'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(open, 0);
+}
+
+}  // namespace

@@ -32,6 +32,29 @@ TEST(StoreRetry, WaitsDoubleFromFiftyMillisecondsToOneSecond) {
   EXPECT_EQ(service::store_retry_wait(0), 50ms);
 }
 
+TEST(StoreRetry, ACallIsTriedAgainUntilItPassesIsRefusedOrTheServiceStops) {
+  int calls = 0;
+  auto away_twice = [&]() -> Status {
+    return ++calls <= 2 ? fail(ErrorKind::kUnavailable, "sql: BEGIN: no connection to the server") : Status{};
+  };
+  EXPECT_TRUE(service::until_the_store_answers(away_twice, [] { return false; }));
+  EXPECT_EQ(calls, 3);
+
+  calls = 0;
+  auto refused = [&]() -> Status { return ++calls, fail(ErrorKind::kRefused, "job 'x' already finished"); };
+  auto r = service::until_the_store_answers(refused, [] { return false; });
+  EXPECT_FALSE(r);
+  EXPECT_EQ(calls, 1);  // a refusal is the answer
+
+  calls = 0;
+  int asked = 0;
+  auto always_away = [&]() -> Status { return ++calls, fail(ErrorKind::kUnavailable, "no connection"); };
+  auto stopped = service::until_the_store_answers(always_away, [&] { return ++asked >= 3; });
+  EXPECT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().kind, ErrorKind::kUnavailable);
+  EXPECT_EQ(calls, 3);  // gave up when the service stopped
+}
+
 TEST(StoreContact, ANodeJudgesHeartbeatsOnlyAfterAWholeLeaseInTouch) {
   cluster::StoreContact c;
   auto t0 = cluster::StoreContact::Clock::now();

@@ -62,7 +62,22 @@ class Rows {
   std::string url_;
 };
 
-// A dedicated server (the fault tests stop and kill it), a database on it,
+// A server of the test's own (the fault tests stop and kill it), durable, as
+// a real server is: a killed server keeps what it committed (the tests' usual
+// fsync=off, synchronous_commit=off would lose the last commits to a SIGKILL
+// of its WAL writer).
+airlock::Result<std::unique_ptr<PostgresServer>> durable_server() {
+  PostgresServer::Options options;
+  options.durable = true;
+  return PostgresServer::start(options);
+}
+
+// The skip of a test that needs a server when none is installed.
+#define SKIP_WITHOUT_SERVER(pg)                                                                   \
+  if (!(pg) && (pg).error().kind == airlock::ErrorKind::kNotFound) GTEST_SKIP() << (pg).error().message(); \
+  ASSERT_TRUE(pg) << (pg).error().message()
+
+// A dedicated server, a database on it,
 // and a cluster of an API node and `workers` workers with `slots` each.
 struct Faulty {
   std::unique_ptr<PostgresServer> pg;
@@ -72,12 +87,7 @@ struct Faulty {
 
   static std::unique_ptr<Faulty> make(int workers, size_t slots, uint64_t lease_ms, std::string* skip,
                                       uint64_t heartbeat_ms = 200) {
-    // Durable, as a real server is: a killed server keeps what it committed
-    // (the tests' usual fsync=off, synchronous_commit=off would lose the
-    // last commits to a SIGKILL of its WAL writer).
-    PostgresServer::Options options;
-    options.durable = true;
-    auto pg = PostgresServer::start(options);
+    auto pg = durable_server();
     if (!pg) {
       if (pg.error().kind == airlock::ErrorKind::kNotFound) {
         *skip = pg.error().message();
@@ -278,11 +288,8 @@ namespace {
 
 // Reads on a connection that saw the server go, after it came back.
 TEST(StoreFaults, AConnectionThatOnlyReadsReconnectsAfterTheServerRestarts) {
-  PostgresServer::Options options;
-  options.durable = true;
-  auto pg = PostgresServer::start(options);
-  if (!pg && pg.error().kind == airlock::ErrorKind::kNotFound) GTEST_SKIP() << pg.error().message();
-  ASSERT_TRUE(pg) << pg.error().message();
+  auto pg = durable_server();
+  SKIP_WITHOUT_SERVER(pg);
   auto db = airlock::store::open_postgres((*pg)->local_url("postgres"));
   ASSERT_TRUE(db) << db.error().message();
   auto read = [&]() -> airlock::Result<int64_t> {
@@ -314,11 +321,8 @@ namespace {
 
 // One node (role all) on PostgreSQL: the same faults, the same invariant.
 TEST(StoreFaults, OnOneNodeJobsRunningAndQueuedThroughAStoppedServerEndOnceWithTheirRecords) {
-  PostgresServer::Options options;
-  options.durable = true;
-  auto pg = PostgresServer::start(options);
-  if (!pg && pg.error().kind == airlock::ErrorKind::kNotFound) GTEST_SKIP() << pg.error().message();
-  ASSERT_TRUE(pg) << pg.error().message();
+  auto pg = durable_server();
+  SKIP_WITHOUT_SERVER(pg);
   auto url = (*pg)->create_database();
   ASSERT_TRUE(url) << url.error().message();
   ServiceProcess svc({"--database-url", *url, "--max-running", "2"});
@@ -384,11 +388,8 @@ int64_t count_rows(PostgresServer& pg, const std::string& url, const std::string
 // A session's call that ends while the server is stopped is stored once it is
 // back, and the session's close is stored too (its slot freed).
 TEST(StoreFaults, ASessionCallThatEndsWhileTheServerIsStoppedIsStoredWhenItIsBack) {
-  PostgresServer::Options options;
-  options.durable = true;
-  auto pg = PostgresServer::start(options);
-  if (!pg && pg.error().kind == airlock::ErrorKind::kNotFound) GTEST_SKIP() << pg.error().message();
-  ASSERT_TRUE(pg) << pg.error().message();
+  auto pg = durable_server();
+  SKIP_WITHOUT_SERVER(pg);
   auto url = (*pg)->create_database();
   ASSERT_TRUE(url) << url.error().message();
   ServiceProcess svc({"--database-url", *url});

@@ -71,15 +71,9 @@ bool is_snapshot_removal_record(std::string_view json) {
 }
 
 std::optional<RetentionCover> parse_retention_record(std::string_view json) {
-  auto j = parse_json_or_discarded(json, kMaxStoredJsonDepth);
-  if (!j.is_object()) return std::nullopt;
-  auto kind = j.find("kind");
-  auto through = j.find("removed_through_seq");
-  auto last = j.find("last_removed_hash");
-  if (kind == j.end() || *kind != "retention" || through == j.end() ||
-      !through->is_number_integer() || last == j.end() || !last->is_string())
-    return std::nullopt;
-  return RetentionCover{through->get<int64_t>(), last->get<std::string>()};
+  auto claim = parse_retention_claim(json);  // store/retention_proof.h: the same fields and more
+  if (!claim) return std::nullopt;
+  return RetentionCover{claim->removed_through_seq, claim->last_removed_hash};
 }
 
 void ChainVerifier::problem(const StoredRecord& record, const std::string& what) {

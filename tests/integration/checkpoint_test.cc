@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "checkpoint_helpers.h"
 #include "run_helpers.h"
 #include "service_fixture.h"
 #include "store/store.h"
@@ -23,28 +24,11 @@ using nlohmann::json;
 
 namespace {
 
-struct KeyDir {
-  KeyDir() {
-    std::string tmpl = std::filesystem::temp_directory_path() / "airlock-ckpt-XXXXXX";
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~KeyDir() { std::filesystem::remove_all(path); }
-  std::string path;
-};
-
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-std::string tenant_id(const std::string& data_dir, const std::string& name) {
-  auto store = airlock::store::Store::open(data_dir);
-  EXPECT_TRUE(store);
-  auto t = (*store)->tenant_by_name(name);
-  EXPECT_TRUE(t && *t);
-  return (*t)->id;
 }
 
 }  // namespace

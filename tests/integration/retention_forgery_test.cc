@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "jobs/record.h"
+#include "checkpoint_helpers.h"
 #include "run_helpers.h"
 #include "service_fixture.h"
 #include "store/chain.h"
@@ -24,15 +25,6 @@ using namespace airlock::testing;
 using nlohmann::json;
 
 namespace {
-
-struct KeyDir {
-  KeyDir() {
-    std::string tmpl = std::filesystem::temp_directory_path() / "airlock-retention-XXXXXX";
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~KeyDir() { std::filesystem::remove_all(path); }
-  std::string path;
-};
 
 // Runs SQL on the database file, the store stopped. Returns the error text, "" on success.
 std::string sql(const std::string& db_path, const std::string& text) {
@@ -67,14 +59,6 @@ std::vector<json> lines_of(const std::string& path) {
   for (std::string l; std::getline(in, l);)
     if (!l.empty()) out.push_back(json::parse(l));
   return out;
-}
-
-std::string tenant_id(const std::string& data_dir, const std::string& name) {
-  auto store = airlock::store::Store::open(data_dir);
-  EXPECT_TRUE(store);
-  auto t = (*store)->tenant_by_name(name);
-  EXPECT_TRUE(t && *t);
-  return (*t)->id;
 }
 
 }  // namespace

@@ -948,15 +948,7 @@ void Connection::start_events() {
   head_ = std::make_shared<http::response<http::empty_body>>();
   fill_headers(*head_, r);
   head_->chunked(true);
-  head_serializer_ = std::make_shared<http::response_serializer<http::empty_body>>(*head_);
-  arm(core_->options.idle_timeout_ms);
-  writing_ = true;
-  http::async_write_header(socket_, *head_serializer_,
-                           [self = shared_from_this()](beast::error_code ec, size_t n) {
-                             if (!self->write_completed(ec, n, "client closed the event stream")) return;
-                             self->disarm();
-                             self->pump_events();
-                           });
+  write_head_then("client closed the event stream", &Connection::pump_events);
 }
 
 void Connection::pump_events() {
@@ -1037,14 +1029,19 @@ void Connection::start_body(HttpResponse head, std::optional<uint64_t> length) {
   else head_->chunked(true);
   body_length_ = length;
   body_sent_ = 0;
+  write_head_then("client closed during the response", &Connection::pump_body);
+}
+
+void Connection::write_head_then(const char* closed, void (Connection::*pump)()) {
   head_serializer_ = std::make_shared<http::response_serializer<http::empty_body>>(*head_);
   arm(core_->options.idle_timeout_ms);
   writing_ = true;
-  http::async_write_header(socket_, *head_serializer_, [self = shared_from_this()](beast::error_code ec, size_t n) {
-    if (!self->write_completed(ec, n, "client closed during the response")) return;
-    self->disarm();
-    self->pump_body();
-  });
+  http::async_write_header(socket_, *head_serializer_,
+                           [self = shared_from_this(), closed, pump](beast::error_code ec, size_t n) {
+                             if (!self->write_completed(ec, n, closed)) return;
+                             self->disarm();
+                             ((*self).*pump)();
+                           });
 }
 
 // Writes what the handler queued, one write at a time, each under the idle

@@ -219,6 +219,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write_file_step(std::shared_ptr<std::vector<char>> chunk, uint64_t remaining);
   void on_response_written();
   void start_events();
+  // Writes head_ (its serializer kept in head_serializer_) under the idle
+  // deadline, then calls `pump`; a failed write is `closed`'s reason.
+  void write_head_then(const char* closed, void (Connection::*pump)());
   void pump_events();
   void start_body(HttpResponse head, std::optional<uint64_t> length);
   void pump_body();

@@ -45,6 +45,17 @@ class TarStream {
     return {};
   }
 
+  // The next piece of the compressed file as inflate's input (at_ < size_).
+  Status refill() {
+    auto piece = read_(at_, static_cast<size_t>(std::min<uint64_t>(kTarPiece, size_ - at_)));
+    if (!piece) return std::unexpected(piece.error());
+    in_ = std::move(*piece);
+    at_ += in_.size();
+    zs_.next_in = reinterpret_cast<unsigned char*>(in_.data());
+    zs_.avail_in = static_cast<unsigned>(in_.size());
+    return {};
+  }
+
   // Up to `n` bytes into `out`; fewer only at the end.
   Result<size_t> take(char* out, size_t n) {
     if (!z_) {
@@ -61,24 +72,13 @@ class TarStream {
     while (zs_.avail_out > 0 && !ended_) {
       if (zs_.avail_in == 0) {
         if (at_ >= size_) break;
-        auto piece = read_(at_, static_cast<size_t>(std::min<uint64_t>(kTarPiece, size_ - at_)));
-        if (!piece) return std::unexpected(piece.error());
-        in_ = std::move(*piece);
-        at_ += in_.size();
-        zs_.next_in = reinterpret_cast<unsigned char*>(in_.data());
-        zs_.avail_in = static_cast<unsigned>(in_.size());
+        if (auto st = refill(); !st) return std::unexpected(st.error());
       }
       int rc = z_->inflate(&zs_, Z_NO_FLUSH);
       if (rc == Z_STREAM_END) {
         // Another gzip member may follow; anything else ends the stream.
-        if (zs_.avail_in == 0 && at_ < size_) {
-          auto piece = read_(at_, static_cast<size_t>(std::min<uint64_t>(kTarPiece, size_ - at_)));
-          if (!piece) return std::unexpected(piece.error());
-          in_ = std::move(*piece);
-          at_ += in_.size();
-          zs_.next_in = reinterpret_cast<unsigned char*>(in_.data());
-          zs_.avail_in = static_cast<unsigned>(in_.size());
-        }
+        if (zs_.avail_in == 0 && at_ < size_)
+          if (auto st = refill(); !st) return std::unexpected(st.error());
         if (zs_.avail_in >= 2 && zs_.next_in[0] == 0x1f && zs_.next_in[1] == 0x8b) {
           unsigned char* next = zs_.next_in;
           unsigned avail = zs_.avail_in;
